@@ -1,0 +1,22 @@
+"""evolver-gym: language-agent environments for self-evolving LLM agents.
+
+Importing this package registers its environments with Gymnasium::
+
+    import gymnasium as gym
+    import evolver_gym  # noqa: F401  (registers the ids)
+    env = gym.make("evolver/WebShop-v0")
+
+or, without the import, ``gym.make("evolver_gym:evolver/WebShop-v0")``.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+
+def _register(env_id: str, entry_point: str, **kwargs) -> None:
+    if env_id not in registry:
+        register(id=env_id, entry_point=entry_point, **kwargs)
+
+
+_register("evolver/WebShop-v0", "evolver_gym.webshop.env:WebShopEnv")

@@ -1,0 +1,40 @@
+"""The one protocol every language-model role speaks: chat messages in, text out, batched.
+
+* ``Message`` - a chat message, ``{"role": "system" | "user" | "assistant", "content": str}``.
+* ``ChatClient`` - the protocol (``chat`` and ``chat_batch``) that explorers, proposers, judges,
+  attributors, summarizers and arena seats call.
+* ``LLMError`` - raised by a client when a request failed for good (after its retries).
+
+Callers never retry, time out or count tokens themselves: that lives in the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Message", "ChatClient", "LLMError"]
+
+Message = dict[str, str]
+
+
+class LLMError(RuntimeError):
+    """A language-model request failed after the client's retries; ``kind`` says how."""
+
+    def __init__(self, message: str, *, kind: str = "error", status: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    """Anything that answers chat messages with text."""
+
+    def chat(self, messages: list[Message], **overrides: Any) -> str:
+        """One completion for one conversation. ``overrides`` (temperature, max_tokens, ...) win
+        over the client's configuration for this call."""
+        ...
+
+    def chat_batch(self, conversations: list[list[Message]], **overrides: Any) -> list[str]:
+        """One completion per conversation, in order."""
+        ...

@@ -1,0 +1,7 @@
+"""Shared pytest configuration: offline by default, and seeds that do not leak between tests."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,0 +1,135 @@
+"""The offline default policy: a word-level tokenizer built locally and a small transformer from a config.
+
+* ``build_word_tokenizer`` - a ``PreTrainedTokenizerFast`` over the words of an environment's texts,
+  with a chat template; one token per word or product id, digits and punctuation split.
+* ``build_tiny_policy`` - a Llama-style causal LM built from a config (no download).
+* ``load_policy`` - a model and its tokenizer from a checkpoint folder or a Hugging Face name.
+* ``TinyPolicyConfig`` - the size of the default policy.
+
+Nothing here reaches a model hub: the default policy is built from a config, and its tokenizer
+from the environment's own vocabulary, so a checkpoint folder is self-contained. A real model
+(``Qwen/Qwen2.5-0.5B-Instruct`` or a local path) goes through :func:`load_policy` unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
+
+SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
+
+# A turn is "<|role|>content<|end|>"; an assistant turn ends with EOS instead, so a sampled action
+# stops at EOS and the next observation is appended after it as "<|user|>...<|end|><|assistant|>".
+CHAT_TEMPLATE = (
+    "{% for m in messages %}"
+    "{{ '<|' + m['role'] + '|>' + m['content'] }}"
+    "{% if m['role'] == 'assistant' %}{{ eos_token }}{% else %}{{ '<|end|>' }}{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+)
+
+# Words keep a leading "▁" when a space preceded them, so decoding restores the text exactly.
+_PIECES = r"▁?[0-9]|▁?b0[a-z0-9]{8}|▁?[a-z]+|▁?[^\sa-z0-9▁]|▁"
+
+
+def _pre_tokenizer():
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never"),
+        pre_tokenizers.Split(Regex(_PIECES), behavior="isolated"),
+    ])
+
+
+def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_words: Iterable[str] = ()):
+    """A word-level tokenizer whose vocabulary is every piece of ``texts`` (lower-cased).
+
+    Example:
+        >>> tok = build_word_tokenizer(["search[red shoes]", "click[b0868kf3zb]"])
+        >>> ids = tok("search[red shoes]")["input_ids"]
+        >>> tok.decode(ids)
+        'search[red shoes]'
+    """
+    from tokenizers import Tokenizer, decoders, models, normalizers
+    from transformers import PreTrainedTokenizerFast
+
+    if min_frequency < 1:
+        raise ValueError(f"min_frequency must be >= 1, got {min_frequency!r}")
+    normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    pre = _pre_tokenizer()
+    counts: Counter[str] = Counter()
+    for text in [*texts, *extra_words]:
+        counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
+    # Every digit and ASCII punctuation mark, with and without a leading space, is always known.
+    basics = [c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz")
+    # A word can follow a space or not ("search[red" vs "a red"): both variants are in the vocabulary.
+    bare = {w.lstrip("▁") for w, c in counts.items() if c >= min_frequency} | set(basics)
+    words = sorted({w for w in bare if w} | {"▁" + w for w in bare if w} | {"▁"})
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
+    for w in words:
+        vocab.setdefault(w, len(vocab))
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    backend.normalizer = normalizer
+    backend.pre_tokenizer = pre
+    backend.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="never")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>", bos_token="<bos>", eos_token="<eos>",
+        additional_special_tokens=SPECIAL_TOKENS[4:],
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+@dataclass
+class TinyPolicyConfig:
+    """Size of the default policy (Llama-style). The defaults give about 0.4M non-embedding parameters."""
+
+    hidden_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    max_position_embeddings: int = 2048
+    tie_word_embeddings: bool = True
+
+
+def build_tiny_policy(tokenizer: Any, config: TinyPolicyConfig | None = None, *, seed: int = 0):
+    """A randomly initialised Llama-style causal LM sized by ``config`` for ``tokenizer``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = config or TinyPolicyConfig()
+    torch.manual_seed(seed)
+    model_config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        num_key_value_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size,
+        max_position_embeddings=config.max_position_embeddings,
+        tie_word_embeddings=config.tie_word_embeddings,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    return LlamaForCausalLM(model_config)
+
+
+def load_policy(name_or_path: str | Path, *, dtype: Any = None):
+    """(model, tokenizer) from a checkpoint folder written by ``evolver sft``/``train`` or a hub name.
+
+    A hub name needs network access or a filled cache; offline runs use local folders.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+    kwargs = {"dtype": dtype} if dtype is not None else {}
+    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), **kwargs)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer

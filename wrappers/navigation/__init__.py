@@ -1,0 +1,1 @@
+"""Self-navigating: experience distilled from past episodes, retrieved and injected into prompts."""

@@ -1,0 +1,540 @@
+"""The experience pool: experiences stored and searched in Milvus.
+
+* ``PoolConfig`` - where the pool lives (a milvus-lite file or a Milvus server URI), the embedder,
+  and the retrieval defaults (top-k, similarity threshold, near-duplicate merge threshold).
+* ``Hit`` - one search result: an experience and its cosine similarity to the query.
+* ``ExperiencePool`` - add (with near-duplicate merging), search, batch search, get, delete,
+  usage counts, stats, JSONL export and import.
+
+Storage is always Milvus through ``pymilvus.MilvusClient``: a URI ending in ``.db`` is a milvus-lite
+data directory (embedded, no service), anything else a Milvus server. ``when_to_use`` is embedded
+with normalised vectors and searched with the COSINE metric.
+
+Durability: milvus-lite writes every insert to its write-ahead log and hands it to the operating
+system before acknowledging, so a process killed with SIGKILL loses nothing that ``add`` returned;
+on reopen the log is replayed. A reopened milvus-lite collection starts *released* and is loaded
+here before the first search.
+
+Search path: milvus-lite holds an exclusive lock on its directory, so this process is the only
+writer and an in-process mirror of the rows is exact; with ``search_mode="auto"`` searches on a
+milvus-lite pool run on that mirror (one matrix product instead of milvus-lite's per-row Python
+mask building, see ``benchmarks/experience_retrieval.py``), while on a Milvus server, where other
+processes may write, they always go to the server. ``search_mode="milvus"`` forces the server path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embedder import Embedder
+from .record import MAX_CONTENT_BYTES, MAX_ID_BYTES, MAX_WHEN_TO_USE_BYTES, Experience
+
+__all__ = ["PoolConfig", "Hit", "ExperiencePool"]
+
+_FIELDS = ["id", "env_id", "when_to_use", "content", "source_task_id", "success", "score",
+           "created_at", "uses", "wins", "metadata"]
+_LITE_REFS: dict[str, int] = {}
+_LITE_LOCK = threading.Lock()
+_MAX_MERGED_SOURCES = 20
+
+
+@dataclass
+class PoolConfig:
+    """Configuration of an :class:`ExperiencePool`."""
+
+    uri: str = field(default="experience.db", metadata={
+        "help": "milvus-lite data directory (ends in .db) or a Milvus server URI (http://host:19530)"})
+    collection: str = field(default="experience", metadata={"help": "Milvus collection name"})
+    token: str = field(default="", metadata={"help": "Milvus server token (user:password), if any"})
+    embedding_model: str | None = field(default=None, metadata={
+        "help": "sentence-transformers name or path; None = the packaged all-MiniLM-L6-v2"})
+    device: str = field(default="cpu", metadata={"help": "torch device of the embedder"})
+    top_k: int = field(default=3, metadata={"help": "experiences returned per query"})
+    threshold: float = field(default=0.3, metadata={"help": "minimum cosine similarity of a hit"})
+    merge_threshold: float = field(default=0.95, metadata={
+        "help": "cosine similarity at or above which a new experience merges into an existing one "
+                "of the same environment (> 1 disables merging)"})
+    search_mode: str = field(default="auto", metadata={
+        "help": "auto (in-process mirror for milvus-lite, server search otherwise), milvus or memory"})
+    index_type: str = field(default="FLAT", metadata={"help": "Milvus vector index type"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.uri, str) or not self.uri:
+            raise ValueError(f"PoolConfig.uri must be a non-empty string, got {self.uri!r}")
+        if not isinstance(self.top_k, int) or self.top_k < 1:
+            raise ValueError(f"PoolConfig.top_k must be a positive int, got {self.top_k!r}")
+        if not -1.0 <= float(self.threshold) <= 1.0:
+            raise ValueError(f"PoolConfig.threshold must lie in [-1, 1], got {self.threshold!r}")
+        if float(self.merge_threshold) <= 0.0:
+            raise ValueError(f"PoolConfig.merge_threshold must be > 0, got {self.merge_threshold!r}")
+        if self.search_mode not in ("auto", "milvus", "memory"):
+            raise ValueError(f"PoolConfig.search_mode must be auto, milvus or memory, got {self.search_mode!r}")
+
+    @property
+    def is_lite(self) -> bool:
+        return self.uri.endswith(".db")
+
+
+@dataclass
+class Hit:
+    """One search result."""
+
+    experience: Experience
+    score: float
+
+
+class _Mirror:
+    """The rows of a single-writer pool held in memory: records, env codes and a vector matrix."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.records: list[Experience] = []
+        self.index: dict[str, int] = {}
+        self.codes = np.zeros(0, dtype=np.int32)
+        self.vectors = np.zeros((0, dim), dtype=np.float32)
+        self.env_codes: dict[str, int] = {}
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _code(self, env_id: str) -> int:
+        return self.env_codes.setdefault(env_id, len(self.env_codes))
+
+    def put(self, records: Sequence[Experience], vectors: np.ndarray) -> None:
+        for rec, vec in zip(records, vectors):
+            row = self.index.get(rec.id)
+            if row is None:
+                if self._n == len(self.vectors):  # grow geometrically: amortised O(1) appends
+                    cap = max(64, 2 * self._n)
+                    self.vectors = np.resize(self.vectors, (cap, self.dim))
+                    self.codes = np.resize(self.codes, cap)
+                row = self._n
+                self._n += 1
+                self.records.append(rec)
+                self.index[rec.id] = row
+            else:
+                self.records[row] = rec
+            self.vectors[row] = vec
+            self.codes[row] = self._code(rec.env_id)
+
+    def delete(self, ids: Iterable[str]) -> None:
+        rows = sorted({self.index[i] for i in ids if i in self.index})
+        if not rows:
+            return
+        keep = np.ones(self._n, dtype=bool)
+        keep[rows] = False
+        self.vectors = self.vectors[: self._n][keep]
+        self.codes = self.codes[: self._n][keep]
+        self.records = [r for r, k in zip(self.records, keep) if k]
+        self.index = {r.id: i for i, r in enumerate(self.records)}
+        self._n = len(self.records)
+
+    def search(self, queries: np.ndarray, k: int, env_id: str | None) -> list[list[tuple[int, float]]]:
+        n = self._n
+        if n == 0:
+            return [[] for _ in range(len(queries))]
+        sims = self.vectors[:n] @ queries.T  # (n, m): cosine, rows and queries are unit-norm
+        if env_id is not None:
+            code = self.env_codes.get(env_id)
+            if code is None:
+                return [[] for _ in range(len(queries))]
+            sims[self.codes[:n] != code] = -np.inf
+        k = min(k, n)
+        top = np.argpartition(-sims, k - 1, axis=0)[:k] if k < n else np.tile(np.arange(n)[:, None], (1, len(queries)))
+        out = []
+        for j in range(len(queries)):
+            rows = top[:, j]
+            rows = rows[np.argsort(-sims[rows, j], kind="stable")]
+            out.append([(int(r), float(sims[r, j])) for r in rows if np.isfinite(sims[r, j])])
+        return out
+
+
+def _filter_expr(env_id: str | None) -> str:
+    return "" if env_id is None else f"env_id == {json.dumps(env_id)}"
+
+
+class ExperiencePool:
+    """Experiences in Milvus, retrieved by the similarity of their ``when_to_use`` to a query.
+
+    Args:
+        config: A :class:`PoolConfig`; keyword overrides replace its fields.
+        embedder: A shared :class:`Embedder` (built from the config when omitted).
+
+    Example:
+        >>> with ExperiencePool(uri="/tmp/pool.db") as pool:                     # doctest: +SKIP
+        ...     pool.add([Experience("buying shoes in a size", "click the size, then Buy Now")])
+        ...     pool.search("i need running shoes size 9")[0].experience.content
+        'click the size, then Buy Now'
+    """
+
+    def __init__(self, config: PoolConfig | None = None, *, embedder: Embedder | None = None,
+                 **overrides: Any) -> None:
+        self.config = replace(config or PoolConfig(), **overrides) if overrides else (config or PoolConfig())
+        self.embedder = embedder or Embedder(self.config.embedding_model, device=self.config.device)
+        self.dim = self.embedder.dim
+        self._lock = threading.RLock()
+        self._closed = False
+        self._lite_path = os.path.abspath(self.config.uri) if self.config.is_lite else None
+        self._client = self._connect()
+        self._ensure_collection()
+        use_mirror = self.config.search_mode == "memory" or (
+            self.config.search_mode == "auto" and self.config.is_lite)
+        self._mirror = _Mirror(self.dim) if use_mirror else None
+        if self._mirror is not None:
+            self._load_mirror()
+
+    # -- connection ------------------------------------------------------------------------
+    def _connect(self) -> Any:
+        from pymilvus import MilvusClient
+
+        if self._lite_path is not None:
+            Path(self._lite_path).parent.mkdir(parents=True, exist_ok=True)
+            lock = Path(self._lite_path) / "LOCK"
+            try:
+                client = MilvusClient(self._lite_path)
+            except Exception as exc:
+                hint = f" (another process may hold {lock})" if lock.exists() else ""
+                raise RuntimeError(f"cannot open the experience pool {self._lite_path!r}{hint}: {exc}") from exc
+            with _LITE_LOCK:
+                _LITE_REFS[self._lite_path] = _LITE_REFS.get(self._lite_path, 0) + 1
+            return client
+        return MilvusClient(uri=self.config.uri, token=self.config.token)
+
+    def _ensure_collection(self) -> None:
+        from pymilvus import DataType, MilvusClient
+
+        c, name = self._client, self.config.collection
+        if not c.has_collection(name):
+            schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=MAX_ID_BYTES)
+            schema.add_field("env_id", DataType.VARCHAR, max_length=MAX_ID_BYTES)
+            schema.add_field("when_to_use", DataType.VARCHAR, max_length=MAX_WHEN_TO_USE_BYTES)
+            schema.add_field("content", DataType.VARCHAR, max_length=MAX_CONTENT_BYTES)
+            schema.add_field("source_task_id", DataType.VARCHAR, max_length=MAX_ID_BYTES)
+            schema.add_field("success", DataType.BOOL)
+            schema.add_field("score", DataType.DOUBLE)
+            schema.add_field("created_at", DataType.DOUBLE)
+            schema.add_field("uses", DataType.INT64)
+            schema.add_field("wins", DataType.INT64)
+            schema.add_field("metadata", DataType.JSON)
+            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
+            index = c.prepare_index_params()
+            index.add_index(field_name="vector", index_type=self.config.index_type, metric_type="COSINE")
+            c.create_collection(name, schema=schema, index_params=index)
+        else:
+            dims = [f.get("params", {}).get("dim") for f in c.describe_collection(name)["fields"]
+                    if f["name"] == "vector"]
+            if not dims or int(dims[0]) != self.dim:
+                raise ValueError(f"collection {name!r} at {self.config.uri!r} stores vectors of dim {dims}, "
+                                 f"but the embedder {self.embedder.model_name!r} makes dim {self.dim}")
+        # A reopened milvus-lite collection comes back released: search would fail until loaded.
+        state = str(c.get_load_state(name).get("state", ""))
+        if "Loaded" not in state or "NotLoad" in state:
+            c.load_collection(name)
+
+    def _load_mirror(self) -> None:
+        it = self._client.query_iterator(self.config.collection, batch_size=1000, filter="",
+                                         output_fields=[*_FIELDS, "vector"])
+        try:
+            while True:
+                rows = it.next()
+                if not rows:
+                    break
+                self._mirror.put([self._to_record(r) for r in rows],
+                                 np.asarray([r["vector"] for r in rows], dtype=np.float32))
+        finally:
+            it.close()
+
+    # -- conversion --------------------------------------------------------------------------
+    @staticmethod
+    def _to_record(row: dict[str, Any]) -> Experience:
+        data = {k: row[k] for k in _FIELDS if k in row}
+        meta = data.get("metadata")
+        data["metadata"] = json.loads(meta) if isinstance(meta, (str, bytes)) else dict(meta or {})
+        return Experience.from_dict(data)
+
+    @staticmethod
+    def _to_row(rec: Experience, vec: np.ndarray) -> dict[str, Any]:
+        row = rec.to_dict()
+        row["vector"] = np.asarray(vec, dtype=np.float32)
+        return row
+
+    # -- writing -------------------------------------------------------------------------
+    def add(self, experiences: Experience | Sequence[Experience], *, vectors: np.ndarray | None = None,
+            merge: bool = True) -> list[str]:
+        """Store experiences; return the id each one ended up under.
+
+        A new experience whose ``when_to_use`` is at least ``merge_threshold`` similar to an existing
+        one of the same environment (or to an earlier one of the same call) is merged into it: the
+        existing id is kept, the content of the better-scoring one wins, and the source task is
+        remembered in ``metadata["merged_from"]``. ``vectors`` may supply precomputed embeddings.
+        """
+        if isinstance(experiences, Experience):
+            experiences = [experiences]
+        recs = list(experiences)
+        bad = [r for r in recs if not isinstance(r, Experience)]
+        if bad:
+            raise TypeError(f"ExperiencePool.add takes Experience records, got {bad[0]!r:.80}")
+        if not recs:
+            return []
+        vecs = self.embedder.encode([r.when_to_use for r in recs]) if vectors is None else \
+            np.asarray(vectors, dtype=np.float32)
+        if vecs.shape != (len(recs), self.dim):
+            raise ValueError(f"vectors must have shape {(len(recs), self.dim)}, got {vecs.shape}")
+        with self._lock:
+            self._check_open()
+            final: dict[str, tuple[Experience, np.ndarray]] = {}
+            ids: list[str] = []
+            for rec, vec in zip(recs, vecs):
+                target = self._merge_target(rec, vec, final) if merge else None
+                if target is None:
+                    final[rec.id] = (rec, vec)
+                    ids.append(rec.id)
+                else:
+                    old, old_vec = target
+                    final[old.id] = (self._merged(old, rec), old_vec)
+                    ids.append(old.id)
+            rows = [self._to_row(r, v) for r, v in final.values()]
+            self._client.upsert(self.config.collection, rows)
+            if self._mirror is not None:
+                self._mirror.put([r for r, _ in final.values()], np.stack([v for _, v in final.values()]))
+            return ids
+
+    def _merge_target(self, rec: Experience, vec: np.ndarray,
+                      pending: dict[str, tuple[Experience, np.ndarray]]) -> tuple[Experience, np.ndarray] | None:
+        if self.config.merge_threshold > 1.0:
+            return None
+        best, best_sim = None, float(self.config.merge_threshold)
+        if rec.id in pending:
+            return pending[rec.id]
+        for other, ovec in pending.values():  # earlier records of this same call
+            sim = float(ovec @ vec)
+            if other.env_id == rec.env_id and sim >= best_sim:
+                best, best_sim = (other, ovec), sim
+        hits = self._search_vectors(vec[None, :], 1, best_sim, rec.env_id, with_vectors=True)[0]
+        if hits and hits[0][1] >= best_sim:
+            found, _, fvec = hits[0]
+            best = pending.get(found.id, (found, fvec))
+        return best
+
+    @staticmethod
+    def _merged(old: Experience, new: Experience) -> Experience:
+        better = (new.success, new.score) > (old.success, old.score)
+        sources = list(old.metadata.get("merged_from", []))
+        if new.source_task_id and new.source_task_id not in sources and new.source_task_id != old.source_task_id:
+            sources = (sources + [new.source_task_id])[-_MAX_MERGED_SOURCES:]
+        meta = {**old.metadata, "merged_from": sources, "merges": int(old.metadata.get("merges", 0)) + 1}
+        return replace(old, content=new.content if better else old.content,
+                       success=old.success or new.success, score=max(old.score, new.score), metadata=meta)
+
+    def record_use(self, ids: Iterable[str], *, won: bool) -> None:
+        """Count one more use of each experience (and a win when the episode succeeded)."""
+        with self._lock:
+            self._check_open()
+            pairs = self._get_with_vectors(list(dict.fromkeys(ids)))
+            if not pairs:
+                return
+            updated = [(replace(r, uses=r.uses + 1, wins=r.wins + int(bool(won))), v) for r, v in pairs]
+            self._client.upsert(self.config.collection, [self._to_row(r, v) for r, v in updated])
+            if self._mirror is not None:
+                self._mirror.put([r for r, _ in updated], np.stack([v for _, v in updated]))
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Delete experiences by id; returns how many existed."""
+        ids = list(dict.fromkeys(ids))
+        with self._lock:
+            self._check_open()
+            present = [r.id for r in self.get(ids)]
+            if present:
+                self._client.delete(self.config.collection, ids=present)
+                if self._mirror is not None:
+                    self._mirror.delete(present)
+            return len(present)
+
+    # -- reading -------------------------------------------------------------------------
+    def get(self, ids: Iterable[str]) -> list[Experience]:
+        """The stored experiences with these ids (missing ids are skipped), in the given order."""
+        return [r for r, _ in self._get_with_vectors(list(ids))]
+
+    def _get_with_vectors(self, ids: list[str]) -> list[tuple[Experience, np.ndarray]]:
+        self._check_open()
+        if not ids:
+            return []
+        if self._mirror is not None:
+            m = self._mirror
+            return [(m.records[m.index[i]], m.vectors[m.index[i]]) for i in ids if i in m.index]
+        rows = self._client.get(self.config.collection, ids=ids, output_fields=[*_FIELDS, "vector"])
+        by_id = {r["id"]: (self._to_record(r), np.asarray(r["vector"], dtype=np.float32)) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def search(self, query: str, *, top_k: int | None = None, threshold: float | None = None,
+               env_id: str | None = None) -> list[Hit]:
+        """Top-k experiences for ``query`` with similarity >= threshold, best first."""
+        return self.search_batch([query], top_k=top_k, threshold=threshold, env_id=env_id)[0]
+
+    def search_batch(self, queries: Sequence[str], *, top_k: int | None = None, threshold: float | None = None,
+                     env_id: str | None = None) -> list[list[Hit]]:
+        """:meth:`search` for many queries with one embedding pass and one vector search."""
+        if isinstance(queries, str):
+            raise TypeError("search_batch takes a list of queries; use search() for one string")
+        return self.search_vectors(self.embedder.encode(list(queries)), top_k=top_k, threshold=threshold,
+                                   env_id=env_id)
+
+    def search_vectors(self, vectors: np.ndarray, *, top_k: int | None = None, threshold: float | None = None,
+                       env_id: str | None = None) -> list[list[Hit]]:
+        """Search with precomputed unit-norm query vectors of shape ``(m, dim)``."""
+        k = self.config.top_k if top_k is None else int(top_k)
+        if k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k!r}")
+        thr = self.config.threshold if threshold is None else float(threshold)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise ValueError(f"query vectors must have shape (m, {self.dim}), got {vectors.shape}")
+        with self._lock:
+            self._check_open()
+            found = self._search_vectors(vectors, k, thr, env_id, with_vectors=False)
+        return [[Hit(rec, score) for rec, score, _ in hits] for hits in found]
+
+    def _search_vectors(self, vectors: np.ndarray, k: int, thr: float, env_id: str | None, *,
+                        with_vectors: bool) -> list[list[tuple[Experience, float, Any]]]:
+        if len(vectors) == 0:
+            return []
+        if self._mirror is not None:
+            m = self._mirror
+            return [[(m.records[r], s, m.vectors[r] if with_vectors else None) for r, s in hits if s >= thr]
+                    for hits in m.search(vectors, k, env_id)]
+        out_fields = [*_FIELDS, "vector"] if with_vectors else _FIELDS
+        res = self._client.search(self.config.collection, data=[v for v in vectors], limit=k,
+                                  filter=_filter_expr(env_id), output_fields=out_fields,
+                                  search_params={"metric_type": "COSINE"})
+        found = []
+        for hits in res:
+            row = []
+            for h in hits:
+                score = float(h["distance"])
+                if score >= thr:
+                    ent = {**h["entity"], "id": h["id"]}
+                    vec = np.asarray(ent["vector"], dtype=np.float32) if with_vectors else None
+                    row.append((self._to_record(ent), score, vec))
+            found.append(row)
+        return found
+
+    def all(self, env_id: str | None = None) -> list[Experience]:
+        """Every stored experience (of one environment when ``env_id`` is given)."""
+        with self._lock:
+            self._check_open()
+            if self._mirror is not None:
+                recs = list(self._mirror.records[: len(self._mirror)])
+            else:
+                it = self._client.query_iterator(self.config.collection, batch_size=1000,
+                                                 filter=_filter_expr(env_id), output_fields=_FIELDS)
+                recs = []
+                try:
+                    while rows := it.next():
+                        recs += [self._to_record(r) for r in rows]
+                finally:
+                    it.close()
+        return [r for r in recs if env_id is None or r.env_id == env_id]
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._check_open()
+            if self._mirror is not None:
+                return len(self._mirror)
+            res = self._client.query(self.config.collection, filter="", output_fields=["count(*)"])
+            return int(res[0]["count(*)"])
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per environment, success share, mean score, total uses and wins, where it lives."""
+        recs = self.all()
+        per_env: dict[str, int] = {}
+        for r in recs:
+            per_env[r.env_id] = per_env.get(r.env_id, 0) + 1
+        uses = sum(r.uses for r in recs)
+        return {
+            "uri": self.config.uri, "collection": self.config.collection, "count": len(recs),
+            "per_env": dict(sorted(per_env.items())),
+            "success_share": (sum(r.success for r in recs) / len(recs)) if recs else None,
+            "mean_score": (sum(r.score for r in recs) / len(recs)) if recs else None,
+            "uses": uses, "wins": sum(r.wins for r in recs),
+            "embedding_model": self.embedder.model_name, "dim": self.dim,
+            "search": "memory" if self._mirror is not None else "milvus",
+        }
+
+    # -- JSONL ---------------------------------------------------------------------------
+    def export_jsonl(self, path: str | Path, *, env_id: str | None = None) -> int:
+        """Write every experience (without vectors) as one JSON line; returns the count."""
+        recs = sorted(self.all(env_id), key=lambda r: (r.created_at, r.id))
+        tmp = Path(f"{path}.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for r in recs:
+                fh.write(r.to_json() + "\n")
+        os.replace(tmp, path)  # a reader never sees a half-written export
+        return len(recs)
+
+    def import_jsonl(self, path: str | Path, *, merge: bool = True, batch_size: int = 256) -> list[str]:
+        """Add the experiences of a JSONL file (re-embedded with this pool's embedder)."""
+        ids: list[str] = []
+        batch: list[Experience] = []
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    batch.append(Experience.from_json(line))
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f"{path}:{n}: not an experience record: {exc}") from exc
+                if len(batch) >= batch_size:
+                    ids += self.add(batch, merge=merge)
+                    batch = []
+        return ids + self.add(batch, merge=merge)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the experience pool {self.config.uri!r} is closed")
+
+    def flush(self) -> None:
+        """Seal written rows into segments (the write-ahead log already made them durable)."""
+        with self._lock:
+            self._check_open()
+            self._client.flush(self.config.collection)
+
+    def close(self) -> None:
+        """Flush and disconnect; the last pool of a milvus-lite path releases its directory lock."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._client.flush(self.config.collection)
+            finally:
+                self._client.close()
+                if self._lite_path is not None:
+                    with _LITE_LOCK:
+                        _LITE_REFS[self._lite_path] -= 1
+                        last = _LITE_REFS[self._lite_path] == 0
+                        if last:
+                            del _LITE_REFS[self._lite_path]
+                    if last:
+                        from milvus_lite.server_manager import server_manager_instance
+
+                        server_manager_instance.release_server(self._lite_path)
+
+    def __enter__(self) -> ExperiencePool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ExperiencePool(uri={self.config.uri!r}, collection={self.config.collection!r})"

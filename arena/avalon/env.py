@@ -1,0 +1,277 @@
+"""Avalon as a PettingZoo AEC environment (the manual is the docstring of ``arena.avalon_v0``).
+
+* ``raw_env`` - the AEC environment (discrete or text action variant).
+* ``env`` - ``raw_env`` with PettingZoo's standard wrappers.
+* ``parallel_env`` - the turn-based parallel view (only the acting seat's action is applied).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+from evolver_gym.core.spaces import UnicodeText
+
+from .actions import ActionCodec, ParseError, parse_action, sanitize_speech
+from .engine import AvalonGame, IllegalAction, SeatView
+from .observation import _layout, features, legal_action_texts, legal_mask, seat_text
+from .rules import GOOD_ROLES, AvalonConfig
+
+__all__ = ["raw_env", "env", "parallel_env", "VARIANTS", "RENDER_VIEWS"]
+
+VARIANTS = ("discrete", "text")
+RENDER_VIEWS = ("public", "omniscient")
+_TEXT_EXAMPLES = ("PASS", "SAY: I am loyal to Arthur.", "TEAM: 0, 1", "TEAM: 0, 1, 2", "VOTE: approve",
+                  "VOTE: reject", "QUEST: success", "QUEST: fail", "ASSASSINATE: 0", "ASSASSINATE: 1",
+                  "I have no idea.")
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    """The Avalon AEC environment. See :mod:`arena.avalon_v0` for the full manual.
+
+    Args:
+        num_players: 5 to 10 (ignored when ``config`` is given).
+        variant: ``"discrete"`` (``Discrete`` flat code, mask under ``"action_mask"``) or ``"text"``
+            (string actions parsed by the text protocol, mask under ``"legal_mask"``).
+        config: An :class:`AvalonConfig`; other rule keywords (``special_roles``, ``hammer``, ...)
+            build one when it is omitted.
+        render_mode: ``"ansi"`` (returns the transcript) or ``"human"`` (prints it).
+        render_view: ``"public"`` (what a spectator may see) or ``"omniscient"`` (roles shown).
+        max_text_chars: Longest text observation; older transcript lines are dropped beyond it.
+        max_cycles: Optional cap on environment steps; the game is truncated for all seats there.
+    """
+
+    metadata = {"name": "avalon_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(self, num_players: int = 5, variant: str = "discrete", config: AvalonConfig | None = None,
+                 render_mode: str | None = None, render_view: str = "public", max_text_chars: int = 32768,
+                 max_cycles: int | None = None, **rules: Any):
+        super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if render_view not in RENDER_VIEWS:
+            raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        if not isinstance(max_text_chars, int) or max_text_chars < 2048:
+            raise ValueError(f"max_text_chars must be an int >= 2048, got {max_text_chars!r}")
+        if max_cycles is not None and (not isinstance(max_cycles, int) or max_cycles < 1):
+            raise ValueError(f"max_cycles must be a positive int or None, got {max_cycles!r}")
+        if config is None:
+            config = AvalonConfig(num_players=num_players, **rules)
+        elif rules:
+            config = config.with_(**rules)
+        self.config = config
+        self.variant = variant
+        self.render_mode = render_mode
+        self.render_view = render_view
+        self.max_text_chars = max_text_chars
+        self.max_cycles = max_cycles
+        n = config.num_players
+        self.codec = ActionCodec(n)
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self._mask_key = "action_mask" if variant == "discrete" else "legal_mask"
+        self._obs_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (_layout(n).size,), np.float32),
+            self._mask_key: spaces.Box(0, 1, (self.codec.size,), np.int8),
+            "text": UnicodeText(max_text_chars),
+        })
+        if variant == "discrete":
+            self._act_space: spaces.Space = spaces.Discrete(self.codec.size)
+        else:
+            self._act_space = UnicodeText(4096, examples=_TEXT_EXAMPLES)
+        self.game: AvalonGame | None = None
+        self.np_random, self.np_random_seed = seeding.np_random(None)
+
+    # -- spaces (same object every call, as api_test requires) ------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._act_space
+
+    # -- episode ----------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """New deal. ``options`` may fix ``roles`` (one per seat) and ``leader`` (a seat)."""
+        if seed is not None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+        options = options or {}
+        if "roles" in options:
+            leader = options.get("leader")
+            if leader is None:
+                leader = int(self.np_random.integers(self.config.num_players))
+            self.game = AvalonGame(self.config, tuple(options["roles"]), int(leader))
+        else:
+            self.game = AvalonGame.deal(self.config, self.np_random)
+            if "leader" in options:
+                self.game = AvalonGame(self.config, self.game.roles, int(options["leader"]))
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self._invalid = {a: 0 for a in self.agents}
+        self._fallbacks = {a: 0 for a in self.agents}
+        self._errors = {a: "" for a in self.agents}
+        self._retries = 0
+        self._steps = 0
+        self.agent_selection = self.possible_agents[self.game.actor]
+        self.infos = {a: {} for a in self.agents}
+        self._update_infos()
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        seat = self._seat[agent]
+        g = self.game
+        return {
+            "observation": features(g, seat),
+            self._mask_key: legal_mask(g, seat, self.codec.size),
+            "text": seat_text(g, seat, self.variant, error=self._errors[agent], max_chars=self.max_text_chars),
+        }
+
+    def info_set(self, agent: str) -> SeatView:
+        """What ``agent`` may know now, as a structured view (what the bots decide from)."""
+        return self.game.view(self._seat[agent])
+
+    def _decode(self, seat: int, action: Any) -> tuple[int, str | None]:
+        """Action -> (code, speech); raises ``ParseError``/``IllegalAction`` with the reason."""
+        g = self.game
+        if isinstance(action, str):
+            if self.variant != "text":
+                raise ParseError("the discrete variant takes an integer action code, got text")
+            parsed = parse_action(action, g.phase, self.codec, team_size=g.team_size)
+            if parsed.code is None:
+                return self.codec.PASS, sanitize_speech(parsed.speech or "", self.config.max_message_chars)
+            code = parsed.code
+        else:
+            try:
+                code = int(action)
+            except (TypeError, ValueError, OverflowError):
+                raise ParseError(f"action {action!r} is neither an action code nor text") from None
+        if code not in g.legal_codes(seat):
+            desc = self.codec.describe(code) if 0 <= code < self.codec.size else str(code)
+            raise IllegalAction(f"{desc!r} is not legal for Player {seat} in phase {g.phase}")
+        return code, None
+
+    def _fallback(self, seat: int) -> int:
+        """Seeded, deterministic fallback: PASS / random team / reject / success / random target."""
+        g, c = self.game, self.codec
+        phase = g.phase
+        if phase == "discussion":
+            return c.PASS
+        if phase == "vote":
+            return c.REJECT
+        if phase == "quest":
+            return c.SUCCESS
+        legal = g.legal_codes(seat)
+        return int(legal[int(self.np_random.integers(len(legal)))])
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self._seat[agent]
+        g = self.game
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        self._steps += 1
+        try:
+            code, speech = self._decode(seat, action)
+            self._errors[agent] = ""
+            self._retries = 0
+        except (ParseError, IllegalAction) as exc:
+            self._invalid[agent] += 1
+            self._retries += 1
+            if self._retries <= self.config.max_retries:
+                # Same seat again, told what was wrong; the game does not move.
+                self._errors[agent] = str(exc)
+                self._update_infos()
+                self._accumulate_rewards()
+                self._check_truncation()
+                return
+            code, speech = self._fallback(seat), None
+            self._fallbacks[agent] += 1
+            self._errors[agent] = ""
+            self._retries = 0
+        g.step(code, speech)
+        if g.done:
+            for a in self.agents:
+                good = g.roles[self._seat[a]] in GOOD_ROLES
+                self.rewards[a] = 1.0 if (g.winner == "good") == good else -1.0
+                self.terminations[a] = True
+        else:
+            self.agent_selection = self.possible_agents[g.actor]
+            self._check_truncation()
+        self._update_infos()
+        self._accumulate_rewards()
+        if g.done or any(self.truncations.values()):
+            self._deads_step_first()
+
+    def _check_truncation(self) -> None:
+        if self.max_cycles is not None and self._steps >= self.max_cycles and not self.game.done:
+            for a in self.agents:
+                self.truncations[a] = True
+
+    def _update_infos(self) -> None:
+        g = self.game
+        for a in self.agents:
+            seat = self._seat[a]
+            info = {
+                "phase": g.phase,
+                "acting": g.actor == seat,
+                "role": g.roles[seat],
+                "side": "evil" if g.is_evil[seat] else "good",
+                "invalid_actions": self._invalid[a],
+                "fallback_actions": self._fallbacks[a],
+                "error": self._errors[a],
+            }
+            if self.variant == "text":
+                info["legal_actions"] = legal_action_texts(g, seat)
+            if g.done:
+                info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
+            self.infos[a] = info
+
+    # -- rendering --------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        g = self.game
+        if g is None:
+            text = "(no game yet: call reset())"
+        else:
+            lines = list(g.public_lines)
+            if self.render_view == "omniscient":
+                lines.insert(0, "Roles: " + ", ".join(f"P{s} {r}" for s, r in enumerate(g.roles)))
+            text = "\n".join(lines)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """``raw_env`` with PettingZoo's standard wrappers (bounds check for the discrete variant,
+    order enforcement). Illegal actions are retried and then replaced by a seeded fallback."""
+    e: AECEnv = raw_env(**kwargs)
+    if e.variant == "discrete":
+        e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def parallel_env(**kwargs: Any):
+    """Turn-based parallel view: every live seat submits an action, only the acting seat's is used.
+    Seats that are not acting have an all-zero mask (sample() then gives NOOP, code 0)."""
+    return turn_based_aec_to_parallel(raw_env(**kwargs))
+

@@ -1,0 +1,108 @@
+"""# Avalon (The Resistance: Avalon)
+
+| Import             | `from arena import avalon_v0`                                   |
+|--------------------|-----------------------------------------------------------------|
+| Actions            | Discrete (flat code) or Text (`variant="text"`)                 |
+| Parallel API       | Yes (turn-based view: only the acting seat's action is applied) |
+| Manual Control     | No                                                              |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                    |
+| Agents count       | 5 to 10                                                         |
+| Action shape       | `Discrete(2**n + 3n + 7)` (54 for 5 players, 1061 for 10), or text |
+| Observation        | `Dict(observation=Box, action_mask / legal_mask=Box, text=UnicodeText)` |
+
+A hidden-role social-deduction game. Good (loyal servants of Arthur) tries to succeed three of five
+quests; evil (minions of Mordred) tries to fail three, to stall five proposals in a row, or, once
+good has three successes, to have the Assassin name Merlin.
+
+### Rules (official; variants below)
+
+| Players | Good | Evil | Team sizes Q1..Q5 | Fails needed on Q4 |
+|---|---|---|---|---|
+| 5 | 3 | 2 | 2 3 2 3 3 | 1 |
+| 6 | 4 | 2 | 2 3 4 3 4 | 1 |
+| 7 | 4 | 3 | 2 3 3 4 4 | 2 |
+| 8 | 5 | 3 | 3 4 4 5 5 | 2 |
+| 9 | 6 | 3 | 3 4 4 5 5 | 2 |
+| 10 | 6 | 4 | 3 4 4 5 5 | 2 |
+
+Phases: **night** (at reset: each seat gets its night knowledge), then per proposal **discussion**
+(`discussion_rounds` times every player speaks once, leader first, clockwise), **proposal** (the leader
+names exactly the quest's team size), **vote** (everyone, leader first; votes are hidden until all are
+in, then revealed together; a strict majority approves, a tie rejects), **quest** (each team member
+secretly plays Success or Fail; good must play Success; only the number of Fail cards is revealed; one
+Fail fails a quest, two on quest 4 with 7+ players), and after three successes the **assassination**.
+The leader passes clockwise after every proposal. Five rejected teams in one round: evil wins.
+
+Night knowledge: Loyal Servant nothing; Merlin every evil player except Mordred (Oberon too unless
+`merlin_sees_oberon=False`); Percival the seats of Merlin and Morgana, not which is which; Assassin,
+Morgana, Mordred and Minions each other, not Oberon; Oberon nobody, and nobody sees him.
+
+### Arguments
+
+```python
+avalon_v0.env(num_players=5, variant="discrete", special_roles=("merlin", "assassin"),
+              hammer="evil_wins", merlin_sees_oberon=True, full_knowledge=False,
+              good_must_succeed=True, discussion_rounds=1, max_message_chars=400, max_retries=2,
+              render_mode=None, render_view="public", max_text_chars=32768, max_cycles=None)
+```
+
+`special_roles`: any of merlin, percival, assassin, morgana, mordred, oberon (Assassin iff Merlin);
+other seats are Loyal Servants and Minions. Variant flags for published simplifications:
+`hammer="auto_approve"` (the fifth team of a round passes without a vote), `full_knowledge=True`
+(Merlin and all evil see every side), `good_must_succeed=False`. `AvalonConfig.avalonbench()` sets
+all three, as AvalonBench and AgentEvolver play. `reset(seed, options)` accepts `options={"roles":
+[...one per seat...], "leader": seat}` to fix a deal.
+
+### Observation Space
+
+A `Dict` built only from what the observing seat may know:
+
+* `"observation"`: `Box(0, 1, (D,), float32)` features: own seat (n), own role (8, order
+  merlin, percival, servant, assassin, morgana, mordred, oberon, minion), own side (1), seats known
+  as evil (n), known as good (n, `full_knowledge` only), Merlin candidates (n, Percival), phase (6:
+  discussion, proposal, vote, quest, assassination, end), acting (1), quest (5), rejections in this
+  round (5), leader (n), current team (n), quest status (5x pending/success/fail), Fail share per
+  quest (5), quest teams (5n), own quest cards (5x success/fail), up to 25 proposals x (leader n,
+  team n, public votes n, present, approved), roles revealed at the end (8n), winner (2).
+* `"action_mask"` (discrete) or `"legal_mask"` (text): `Box(0, 1, (N,), int8)` over the flat code;
+  all zeros for seats that are not acting. It depends only on the seat's own information (the
+  Assassin's mask includes Oberon, whom the Assassin cannot see).
+* `"text"`: the seat's transcript (rules summary, night knowledge, public events, its own hidden
+  votes and cards, and when acting the instruction and reply format).
+
+### Action Space
+
+Discrete flat code (`arena.avalon.ActionCodec`): `0` NOOP; `1 + bitmask` a team; then APPROVE,
+REJECT, SUCCESS, FAIL; ASSASSINATE(j) for each seat; then speech acts PASS, CLAIM_GOOD, ACCUSE(j),
+VOUCH(j), rendered as sentences in everyone's transcript.
+
+Text variant: `TEAM: 0, 2, 3`, `VOTE: approve|reject`, `QUEST: success|fail`, `ASSASSINATE: 2`;
+in discussion any text is speech (`SAY: ...` or plain text, `PASS` to stay silent). `<think>...</think>`
+is dropped before parsing; speech is clipped and stripped of moderator/seat tags. Integer codes are
+accepted by the text variant too.
+
+Invalid actions never end or decide the game: the same seat is asked again with the reason in its
+`text` and `info["error"]`, up to `max_retries` times, then a seeded fallback is played (PASS, a random
+legal team, reject, success, a random legal target) and counted in `info["fallback_actions"]`.
+
+### Rewards
+
+At the end every good seat gets +1 and every evil seat -1 if good wins, and the reverse if evil wins.
+`info` at the end carries `winner`, `end_reason` (three_fails, five_rejections,
+three_successes_no_assassin, assassination_hit, assassination_miss) and every seat's role.
+
+### Info
+
+Every step: `phase`, `acting`, own `role` and `side`, `invalid_actions`, `fallback_actions`, `error`;
+text variant also `legal_actions` (reply forms).
+
+### Version History
+
+* v0: Initial release.
+"""
+
+from __future__ import annotations
+
+from arena.avalon.env import env, parallel_env, raw_env
+
+__all__ = ["env", "raw_env", "parallel_env"]

@@ -1,0 +1,286 @@
+"""Filters that candidate tasks pass before they enter the pool, cheapest first.
+
+* ``LexicalDedup`` - token Jaccard >= 0.8 with a known or earlier candidate (AgentEvolver's rule),
+  and exact same goal for environment-checked tasks.
+* ``EmbeddingDedup`` - cosine similarity of sentence embeddings >= threshold.
+* ``LeakageGuard`` - rejects a candidate near any dev/test task (lexically, by embedding, or by goal).
+* ``Feasibility`` - replays the reference in a freshly reset env: the env's own success check,
+  or the reference judge for tasks the env cannot check.
+* ``DifficultyEstimate`` - pass rate of the current policy over ``k`` tries; can reject tasks outside
+  a pass-rate range.
+* ``replay`` - play a fixed action list on a task and return the trajectory.
+
+Every filter has a ``name`` and ``check(candidates) -> list[str | None]`` (``None`` = accepted,
+else a short reason used as the report key). Dedup filters remember a candidate only when
+``admit(candidate)`` is called, i.e. once it passed *all* filters, so a rejected task never blocks
+a later near-duplicate that is feasible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from evolver_gym.core import Step, Task, Trajectory, make_rng
+from evolver_gym.core.llm import LLMError
+
+from .judge import ReferenceJudge, needs_judge
+from .proposers import Candidate
+from .text import Embedder, JaccardIndex, goal_key
+
+__all__ = ["DifficultyEstimate", "EmbeddingDedup", "Feasibility", "LeakageGuard", "LexicalDedup", "replay"]
+
+
+def _goal_key(task: Task) -> str | None:
+    # Judge-graded tasks reuse their parent's goal (it only sets the start state): not comparable.
+    return None if needs_judge(task) or not task.goal else goal_key(task.goal)
+
+
+class LexicalDedup:
+    """Rejects a candidate whose instruction has Jaccard >= ``threshold`` with a known one."""
+
+    name = "lexical_dedup"
+
+    def __init__(self, known: Sequence[Task] = (), threshold: float = 0.8):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"LexicalDedup.threshold must be in (0, 1], got {threshold!r}")
+        self.threshold = threshold
+        self.index = JaccardIndex(threshold, [t.instruction for t in known])
+        self.goals = {k for k in map(_goal_key, known) if k is not None}
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        out: list[str | None] = []
+        batch = JaccardIndex(self.threshold)
+        batch_goals: set[str] = set()
+        for c in candidates:
+            key = _goal_key(c.task)
+            if key is not None and key in self.goals:
+                out.append("same goal as a pool task")
+            elif key is not None and key in batch_goals:
+                out.append("same goal as another candidate")
+            elif self.index.most_similar(c.task.instruction) is not None:
+                out.append(f"jaccard>={self.threshold} with a pool task")
+            elif batch.most_similar(c.task.instruction) is not None:
+                out.append(f"jaccard>={self.threshold} with another candidate")
+            else:
+                out.append(None)
+                batch.add(c.task.instruction)
+                if key is not None:
+                    batch_goals.add(key)
+        return out
+
+    def admit(self, c: Candidate) -> None:
+        self.index.add(c.task.instruction)
+        key = _goal_key(c.task)
+        if key is not None:
+            self.goals.add(key)
+
+
+class EmbeddingDedup:
+    """Rejects a candidate whose instruction embedding has cosine >= ``threshold`` with a known one."""
+
+    name = "embedding_dedup"
+
+    def __init__(self, embedder: Embedder, known: Sequence[Task] = (), threshold: float = 0.92):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"EmbeddingDedup.threshold must be in (0, 1], got {threshold!r}")
+        if not hasattr(embedder, "encode"):
+            raise TypeError(f"EmbeddingDedup.embedder must have encode(texts), got {type(embedder)}")
+        self.embedder = embedder
+        self.threshold = threshold
+        self.vectors = embedder.encode([t.instruction for t in known]) if known else None
+        self._pending: dict[str, np.ndarray] = {}
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        if not candidates:
+            return []
+        vecs = self.embedder.encode([c.task.instruction for c in candidates])
+        sims_known = (vecs @ self.vectors.T).max(axis=1) if self.vectors is not None and len(self.vectors) else None
+        out: list[str | None] = []
+        kept: list[np.ndarray] = []
+        for i, c in enumerate(candidates):
+            if sims_known is not None and sims_known[i] >= self.threshold:
+                out.append(f"cosine>={self.threshold} with a pool task")
+            elif kept and float(np.max(np.stack(kept) @ vecs[i])) >= self.threshold:
+                out.append(f"cosine>={self.threshold} with another candidate")
+            else:
+                out.append(None)
+                kept.append(vecs[i])
+                self._pending[c.task.task_id] = vecs[i]
+        return out
+
+    def admit(self, c: Candidate) -> None:
+        v = self._pending.pop(c.task.task_id, None)
+        if v is None:
+            v = self.embedder.encode([c.task.instruction])[0]
+        self.vectors = v[None, :] if self.vectors is None else np.vstack([self.vectors, v[None, :]])
+
+
+class LeakageGuard:
+    """Rejects a candidate near any protected (dev/test) task.
+
+    Near means: instruction Jaccard >= ``jaccard_threshold``, or embedding cosine >=
+    ``cosine_threshold`` (when an embedder is given), or the very same goal.
+    """
+
+    name = "leakage_guard"
+
+    def __init__(self, protected: Sequence[Task], *, embedder: Embedder | None = None,
+                 jaccard_threshold: float = 0.8, cosine_threshold: float = 0.9):
+        self.protected = list(protected)
+        self.jaccard_threshold = jaccard_threshold
+        self.cosine_threshold = cosine_threshold
+        self.index = JaccardIndex(jaccard_threshold, [t.instruction for t in self.protected])
+        self.goals = {k for k in map(_goal_key, self.protected) if k is not None}
+        self.embedder = embedder
+        self.vectors = embedder.encode([t.instruction for t in self.protected]) if embedder and self.protected else None
+
+    def near(self, tasks: Sequence[Task]) -> list[str | None]:
+        """Why each task is near a protected one (``None`` when it is not)."""
+        sims = None
+        if self.vectors is not None and len(tasks):
+            sims = (self.embedder.encode([t.instruction for t in tasks]) @ self.vectors.T).max(axis=1)
+        out: list[str | None] = []
+        for i, t in enumerate(tasks):
+            key = _goal_key(t)
+            if key is not None and key in self.goals:
+                out.append("same goal as a dev/test task")
+            elif self.index.most_similar(t.instruction) is not None:
+                out.append(f"jaccard>={self.jaccard_threshold} with a dev/test task")
+            elif sims is not None and sims[i] >= self.cosine_threshold:
+                out.append(f"cosine>={self.cosine_threshold} with a dev/test task")
+            else:
+                out.append(None)
+        return out
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        return self.near([c.task for c in candidates])
+
+
+def replay(env: Any, task: Task, actions: Sequence[str], *, max_steps: int | None = None) -> Trajectory:
+    """Reset ``env`` on ``task`` (from its seed, reference withheld) and play ``actions`` in order."""
+    public = Task.from_dict(task.public())
+    obs, info = env.reset(seed=task.seed, options={"task": public})
+    traj = Trajectory(task=public)
+    for action in list(actions)[: max_steps or len(actions)]:
+        next_obs, reward, terminated, truncated, info = env.step(action)
+        traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info=info))
+        obs = next_obs
+        if terminated or truncated:
+            traj.terminated, traj.truncated = bool(terminated), bool(truncated)
+            break
+    traj.metadata["final_observation"] = obs
+    traj.success = bool(info.get("success", False))
+    traj.score = float(info.get("score", traj.total_reward))
+    return traj
+
+
+class Feasibility:
+    """Keeps a candidate only if its reference, replayed in a freshly reset env, solves it.
+
+    Environment-checked tasks must end with ``info["success"]``; every replayed action must be valid.
+    Judge-graded tasks are replayed and then graded by ``judge`` (rejected when there is none). The
+    reference is trimmed to the actions actually played (an episode can end before its last one).
+    """
+
+    name = "feasibility"
+
+    def __init__(self, env: Any, judge: ReferenceJudge | None = None):
+        self.env = env
+        self.judge = judge
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        return [self._one(c) for c in candidates]
+
+    def _one(self, c: Candidate) -> str | None:
+        task = c.task
+        if not task.reference:
+            return "empty reference"
+        traj = replay(self.env, task, [str(a) for a in task.reference])
+        if any(s.info.get("action_valid") is False for s in traj.steps):
+            return "reference has an invalid action"
+        if needs_judge(task):
+            if self.judge is None:
+                return "no judge for a task the env cannot check"
+            try:
+                result = self.judge.score(task, traj)
+            except LLMError as exc:
+                return f"judge error ({exc.kind})"
+            if not result.success:
+                return "judge: reference replay does not achieve the task"
+            c.notes["feasibility_judge_score"] = result.score
+        elif not traj.success:
+            return ("reference replay fails the env check" if traj.terminated or traj.truncated
+                    else "reference does not finish the episode")
+        task.reference = traj.actions
+        return None
+
+
+class DifficultyEstimate:
+    """Pass rate of the current policy over ``k`` tries of each candidate.
+
+    Args:
+        env: Environment to play in.
+        policy_factory: ``policy_factory(task, rng) -> policy(obs, info) -> action``; a fresh policy
+            per try, with its own seeded generator.
+        k: Tries per task.
+        judge: Grades judge-graded tasks (without it their pass rate is left unknown).
+        pass_range: Accept only tasks whose pass rate lies in ``[low, high]``.
+        max_steps: Step cap per try.
+    """
+
+    name = "difficulty"
+
+    def __init__(self, env: Any, policy_factory: Callable[[Task, np.random.Generator], Callable[[str, dict], str]],
+                 *, k: int = 4, judge: ReferenceJudge | None = None, pass_range: tuple[float, float] = (0.0, 1.0),
+                 max_steps: int = 30, seed: int = 0):
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"DifficultyEstimate.k must be a positive int, got {k!r}")
+        lo, hi = pass_range
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError(f"DifficultyEstimate.pass_range must satisfy 0 <= low <= high <= 1, got {pass_range!r}")
+        self.env, self.policy_factory, self.k, self.judge = env, policy_factory, k, judge
+        self.pass_range, self.max_steps, self.seed = (float(lo), float(hi)), max_steps, seed
+
+    def outcomes(self, task: Task) -> list[float] | None:
+        """The ``k`` outcomes (1.0/0.0, or the judge's score) of the policy on ``task``."""
+        if needs_judge(task) and self.judge is None:
+            return None
+        public = Task.from_dict(task.public())
+        out = []
+        for i in range(self.k):
+            policy = self.policy_factory(public, make_rng(self.seed, "difficulty", task.task_id, i))
+            obs, info = self.env.reset(seed=task.seed, options={"task": public})
+            traj = Trajectory(task=public)
+            for _ in range(self.max_steps):
+                action = policy(obs, info)
+                next_obs, reward, terminated, truncated, info = self.env.step(action)
+                traj.steps.append(Step(obs, action, float(reward), info))
+                obs = next_obs
+                if terminated or truncated:
+                    break
+            if needs_judge(task):
+                try:
+                    out.append(float(self.judge.score(task, traj).success))
+                except LLMError:
+                    return None
+            else:
+                out.append(float(bool(info.get("success", False))))
+        return out
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        verdicts: list[str | None] = []
+        for c in candidates:
+            outcomes = self.outcomes(c.task)
+            c.notes["difficulty_outcomes"] = outcomes
+            if outcomes is None:
+                verdicts.append(None)
+                continue
+            rate = sum(outcomes) / len(outcomes)
+            c.task.difficulty = 1.0 - rate
+            lo, hi = self.pass_range
+            verdicts.append(None if lo <= rate <= hi else f"pass rate outside [{lo}, {hi}]")
+        return verdicts
+

@@ -1,0 +1,36 @@
+"""Self-attributing: step-level GOOD/BAD credit for finished episodes (the input of ADCA-GRPO).
+
+* ``Attribution`` - the Gymnasium wrapper; writes ``info["attribution"]`` on an episode's last step.
+* ``Attributor``, ``StepLabel``, ``AttributionResult`` - the interface a user's attributor implements.
+* ``LLMJudgeAttributor`` - AgentEvolver's outcome-conditioned LLM judge, batched, with fallback.
+* ``OracleAttributor`` - ground truth from the simulator's privileged ``info["progress"]``.
+* ``RuleAttributor`` - invalid and repeated actions are BAD.
+* ``evaluate_attributor`` - agreement of an attributor with the oracle (accuracy, kappa, per label).
+"""
+
+from __future__ import annotations
+
+from .base import LABELS, AttributionResult, Attributor, StepLabel, outcome_positive, outcome_score
+from .evaluate import cohen_kappa, evaluate_attributor
+from .judge import JUDGE_SYSTEM_PROMPT, LLMJudgeAttributor, build_judge_messages, parse_verdicts
+from .rules import OracleAttributor, RuleAttributor, progress_of
+from .wrapper import Attribution
+
+__all__ = [
+    "JUDGE_SYSTEM_PROMPT",
+    "LABELS",
+    "Attribution",
+    "AttributionResult",
+    "Attributor",
+    "LLMJudgeAttributor",
+    "OracleAttributor",
+    "RuleAttributor",
+    "StepLabel",
+    "build_judge_messages",
+    "cohen_kappa",
+    "evaluate_attributor",
+    "outcome_positive",
+    "outcome_score",
+    "parse_verdicts",
+    "progress_of",
+]

@@ -1,0 +1,114 @@
+"""The ``Attribution`` wrapper: label every step of an episode when it ends.
+
+* ``Attribution`` - records the episode and writes ``info["attribution"]`` on its final step.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+
+from evolver_gym.core import Step, Task, Trajectory
+from evolver_gym.core.llm import LLMError
+
+from .base import Attributor
+
+__all__ = ["Attribution"]
+
+
+def _task_of(info: dict[str, Any]) -> Task:
+    raw = info.get("task")
+    try:
+        return Task.from_dict(raw)
+    except (TypeError, ValueError):
+        return Task("unknown", "unknown", str(info.get("instruction", "")))
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
+class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
+    """Label each step of a finished episode GOOD or BAD with an attributor.
+
+    The wrapper records every step (the observation the agent saw, its action, the reward and the
+    environment's ``info``). When the episode ends (terminated or truncated), it builds the
+    :class:`~evolver_gym.core.Trajectory` (``success`` and ``score`` from the final ``info``) and
+    asks ``attributor.attribute``; the result goes into the final step's ``info`` only.
+    Observations are never changed, so nothing an attributor writes reaches the acting policy.
+    If the attributor raises ``LLMError``, every step gets the outcome's sign and ``fallback``
+    is true. Put this wrapper outside ``TimeLimit`` so truncated episodes are labelled too.
+
+    After the last step, ``info`` holds::
+
+        info["attribution"] = {
+            "attributor": "oracle",
+            "labels": [{"step": 0, "label": "GOOD", "score": 1.0, "reason": "..."}, ...],
+            "fallback": False,
+        }
+
+    and ``wrapper.last_trajectory`` is the labelled episode.
+
+    Args:
+        env: A text environment (single-agent contract of the project).
+        attributor: Any :class:`~wrappers.attribution.base.Attributor`.
+        info_key: The ``info`` key written (default ``"attribution"``).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import evolver_gym  # noqa: F401
+        >>> from wrappers.attribution import Attribution, OracleAttributor
+        >>> env = Attribution(gym.make("evolver/WebShop-v0", num_products=50), OracleAttributor())  # doctest: +SKIP
+    """
+
+    def __init__(self, env: gym.Env, attributor: Attributor, info_key: str = "attribution") -> None:
+        if not callable(getattr(attributor, "attribute", None)):
+            raise TypeError(f"attributor must have an attribute(trajectory) method, got {type(attributor).__name__}")
+        if not isinstance(info_key, str) or not info_key:
+            raise ValueError(f"info_key must be a non-empty string, got {info_key!r}")
+        # No deep copy of the attributor: it may hold a live client (sockets, locks, a model).
+        gym.utils.RecordConstructorArgs.__init__(self, attributor=attributor, info_key=info_key,
+                                                 _disable_deepcopy=True)
+        gym.Wrapper.__init__(self, env)
+        self.attributor = attributor
+        self.info_key = info_key
+        self.last_trajectory: Trajectory | None = None
+        self._trajectory: Trajectory | None = None
+        self._observation: str = ""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        reset_info = {k: v for k, v in info.items() if k not in ("task", self.info_key)}
+        self._trajectory = Trajectory(task=_task_of(info), metadata={"reset_info": _jsonable(reset_info)})
+        self._observation = obs
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._trajectory is None:
+            raise gym.error.ResetNeeded("Attribution: call reset() before step()")
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        traj = self._trajectory
+        # A private copy: an attributor that edits step infos cannot touch what the caller holds.
+        step_info = copy.deepcopy({k: v for k, v in info.items() if k != self.info_key})
+        traj.steps.append(Step(observation=self._observation, action=str(action), reward=float(reward),
+                               info=step_info))
+        self._observation = obs
+        if terminated or truncated:
+            traj.terminated, traj.truncated = bool(terminated), bool(truncated)
+            traj.success = bool(info.get("success", False))
+            traj.score = float(info.get("score", traj.total_reward))
+            traj.metadata["final_observation"] = obs
+            try:
+                result = self.attributor.attribute(traj)
+            except LLMError as exc:
+                result = Attributor.fallback(self.attributor, traj, reason=f"attributor failed: {exc}"[:300])
+            info = dict(info)
+            info[self.info_key] = result.to_info()
+            for step, label in zip(traj.steps, result.labels):
+                step.info[self.info_key] = label.to_dict()
+            self.last_trajectory = traj
+            self._trajectory = None
+        return obs, reward, terminated, truncated, info

@@ -1,0 +1,373 @@
+"""Multi-turn rollouts over a grouped environment pool, with token-exact trajectories.
+
+* ``ChatCodec`` - renders the first observation as a prompt and each later observation as a
+  chat-template delta appended after the model's EOS; never re-tokenises what the model sampled.
+* ``sample_tokens`` - batched ancestral sampling with a KV cache, returning the sampling log-probs.
+* ``RowSpec`` - one rollout to play: its task, reset seed, group and whether it gets experience.
+* ``Episode`` - one played episode: the ``TokenRecord``, steps, outcome and mechanism annotations.
+* ``EnvPool`` - environment instances made on demand by a factory and reused across batches.
+* ``play_episodes`` - play many episodes at once; each turn, one generation call over every active
+  episode, then every environment steps.
+
+The token record of an episode is ``prompt_ids`` (system + first observation + assistant header),
+then for each turn the sampled ids (``env_mask`` 1, ``step_id`` = turn, sampling log-prob) ending
+with EOS, then the observation delta (``env_mask`` 0, ``step_id`` -1). A turn cut by the per-turn cap
+gets an EOS appended as an environment token, so every completion ends with EOS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from evolver_gym.core import Step, Task, TokenRecord, Trajectory
+
+__all__ = ["ChatCodec", "sample_tokens", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
+
+# generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
+GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
+
+_SENTINEL_USER = "\x01u"
+_SENTINEL_ASSISTANT = "\x01a"
+
+
+class ChatCodec:
+    """Token ids of prompts and observation deltas under a tokenizer's chat template.
+
+    Args:
+        tokenizer: A Hugging Face tokenizer with a chat template and an EOS token.
+        system_prompt: Optional system message before the first observation.
+        max_observation_tokens: Observations longer than this keep their head and tail.
+    """
+
+    def __init__(self, tokenizer: Any, *, system_prompt: str | None = None, max_observation_tokens: int = 512):
+        if getattr(tokenizer, "chat_template", None) is None:
+            raise ValueError("the tokenizer has no chat_template; set one (evolver_train.policy.CHAT_TEMPLATE)")
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no eos_token; completions must end with EOS")
+        self.tokenizer = tokenizer
+        self.system_prompt = system_prompt
+        self.max_observation_tokens = int(max_observation_tokens)
+        self.eos_token_id = int(tokenizer.eos_token_id)
+        self._before, self._after = self._delta_frame()
+
+    def _render(self, messages: list[dict[str, str]], generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+
+    def _head(self) -> list[dict[str, str]]:
+        return [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+
+    def _delta_frame(self) -> tuple[str, str]:
+        """The template text around an observation that follows an assistant turn.
+
+        Rendered once with sentinels: conversation A ends with an assistant turn, B adds a user turn
+        and the generation prompt. The delta starts right after the EOS that closed the assistant
+        turn (the model sampled that EOS; what the template writes after it is environment text).
+        """
+        base = self._head() + [{"role": "user", "content": _SENTINEL_USER},
+                               {"role": "assistant", "content": _SENTINEL_ASSISTANT}]
+        a = self._render(base, False)
+        b = self._render(base + [{"role": "user", "content": _SENTINEL_USER + "2"}], True)
+        if not b.startswith(a):
+            raise ValueError("the chat template does not extend a conversation by appending text; "
+                             "multi-turn rollouts need a prefix-preserving template")
+        eos = self.tokenizer.eos_token
+        end_of_action = a.find(eos, a.rfind(_SENTINEL_ASSISTANT))
+        if end_of_action < 0:
+            raise ValueError(f"the chat template does not close an assistant turn with the EOS token {eos!r}")
+        tail = a[end_of_action + len(eos):] + b[len(a):]
+        before, _, after = tail.partition(_SENTINEL_USER + "2")
+        return before, after
+
+    def clip_observation(self, text: str) -> str:
+        """``text`` with its middle cut out when it is longer than ``max_observation_tokens``."""
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(ids) <= self.max_observation_tokens:
+            return text
+        head = self.max_observation_tokens * 2 // 3
+        tail = self.max_observation_tokens - head - 1
+        return (self.tokenizer.decode(ids[:head]) + " ... "
+                + (self.tokenizer.decode(ids[-tail:]) if tail > 0 else ""))
+
+    def prompt_ids(self, observation: str) -> list[int]:
+        """System message, the first observation as the user turn, and the assistant header."""
+        messages = self._head() + [{"role": "user", "content": self.clip_observation(observation)}]
+        text = self._render(messages, True)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def observation_ids(self, observation: str) -> list[int]:
+        """The ids to append after the model's EOS: the observation as a user turn + assistant header."""
+        text = self._before + self.clip_observation(observation) + self._after
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode_action(self, ids: Sequence[int]) -> str:
+        """The action text of a turn's sampled ids (EOS and special tokens dropped)."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True).strip()
+
+
+def _cache_keyword(model: Any) -> str:
+    """``cache`` for transformers >= 5.2x models, ``past_key_values`` for older model code."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+
+
+@torch.no_grad()
+def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequence[int], *, eos_token_ids: Sequence[int],
+                  pad_token_id: int, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+                  generator: torch.Generator | None = None) -> tuple[list[list[int]], list[list[float]]]:
+    """Sample a continuation of every context until EOS or its own token cap.
+
+    Contexts are left-padded into one batch; positions come from the attention mask so padding
+    does not shift them. The returned log-probs are ``log_softmax(logits / temperature)`` of the
+    sampled tokens (what the trainer recomputes), whatever ``top_k``/``top_p`` filtering sampled.
+    """
+    if len(contexts) != len(max_new_tokens):
+        raise ValueError(f"{len(contexts)} contexts but {len(max_new_tokens)} token caps")
+    if not contexts:
+        return [], []
+    device = next(model.parameters()).device
+    width = max(len(c) for c in contexts)
+    ids = torch.full((len(contexts), width), pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(contexts), width), dtype=torch.long)
+    for i, c in enumerate(contexts):
+        ids[i, width - len(c):] = torch.tensor(c, dtype=torch.long)
+        mask[i, width - len(c):] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    caps = torch.tensor(list(max_new_tokens), device=device)
+    eos = torch.tensor(list(eos_token_ids), device=device)
+    out_ids: list[list[int]] = [[] for _ in contexts]
+    out_lp: list[list[float]] = [[] for _ in contexts]
+    done = caps <= 0
+    past = None
+    cache_kw = _cache_keyword(model)
+    step_ids, step_pos = ids, positions
+    for t in range(int(caps.max().item()) if len(caps) else 0):
+        out = model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos, use_cache=True,
+                    **{cache_kw: past})
+        past = out.cache if cache_kw == "cache" else out.past_key_values
+        logits = out.logits[:, -1, :].float()
+        logp = torch.log_softmax(logits / max(temperature, 1e-6), dim=-1)
+        if temperature <= 0:
+            token = logits.argmax(-1)
+        else:
+            scores = logits / temperature
+            if top_k and top_k > 0:
+                kth = torch.topk(scores, min(top_k, scores.size(-1))).values[:, -1:]
+                scores = scores.masked_fill(scores < kth, float("-inf"))
+            if top_p < 1.0:
+                sorted_scores, order = torch.sort(scores, descending=True)
+                cum = torch.softmax(sorted_scores, -1).cumsum(-1)
+                drop = cum - torch.softmax(sorted_scores, -1) > top_p
+                scores = scores.scatter(1, order, sorted_scores.masked_fill(drop, float("-inf")))
+            token = torch.multinomial(torch.softmax(scores, -1), 1, generator=generator).squeeze(-1)
+        token = torch.where(done, torch.full_like(token, pad_token_id), token)
+        token_lp = logp.gather(1, token.unsqueeze(1)).squeeze(1)
+        for i in torch.nonzero(~done).flatten().tolist():
+            out_ids[i].append(int(token[i]))
+            out_lp[i].append(float(token_lp[i]))
+        done = done | torch.isin(token, eos) | (t + 1 >= caps)
+        if bool(done.all()):
+            break
+        step_ids = token.unsqueeze(1)
+        step_pos = step_pos[:, -1:] + 1
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+    return out_ids, out_lp
+
+
+@dataclass
+class RowSpec:
+    """One rollout to play.
+
+    Args:
+        task: The task (a ``Task`` or its dict) passed as ``options["task"]``.
+        seed: Reset seed; the rows of one group share it, so they start from the same state.
+        group: GRPO group index of the row.
+        experience: Whether the experience wrapper should inject experience (``None`` = not asked).
+    """
+
+    task: Task | dict[str, Any]
+    seed: int
+    group: int = 0
+    experience: bool | None = None
+
+
+@dataclass
+class Episode:
+    """One played episode and everything the trainer reads from it."""
+
+    spec: RowSpec
+    tokens: TokenRecord
+    train_prompt_ids: list[int]
+    steps: list[Step] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+    labels: list[float] | None = None
+    outcome: float = 0.0
+    success: bool = False
+    score: float = 0.0
+    env_return: float = 0.0
+    invalid_actions: int = 0
+    terminated: bool = False
+    truncated: bool = False
+    experience: dict[str, Any] | None = None
+    stripped: bool = False
+    questioning: dict[str, Any] | None = None
+    attribution: dict[str, Any] | None = None
+    final_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def experience_used(self) -> bool:
+        return bool(self.experience and self.experience.get("text"))
+
+    def trajectory(self) -> Trajectory:
+        """The episode as a ``Trajectory`` record (for experience summarisation and logs)."""
+        task = Task.from_dict(self.spec.task) if not isinstance(self.spec.task, Task) else self.spec.task
+        return Trajectory(task=task, steps=list(self.steps), success=self.success, score=self.score,
+                          terminated=self.terminated, truncated=self.truncated, tokens=self.tokens,
+                          metadata={"experience": self.experience, "questioning": self.questioning})
+
+
+class EnvPool:
+    """Environment instances made by ``factory`` on demand and reused across batches."""
+
+    def __init__(self, factory: Callable[[], Any]):
+        self.factory = factory
+        self.envs: list[Any] = []
+
+    def take(self, n: int) -> list[Any]:
+        while len(self.envs) < n:
+            self.envs.append(self.factory())
+        return self.envs[:n]
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+        self.envs.clear()
+
+
+def _anchor(observation: str) -> str:
+    return hashlib.blake2b(observation.encode("utf-8", "replace"), digest_size=12).hexdigest()
+
+
+def _strip_span(text: str, span: Sequence[int] | None) -> str:
+    if not span or span[1] <= span[0]:
+        return text
+    return text[: span[0]] + text[span[1]:]
+
+
+def _outcome(info: dict[str, Any], rewards: list[float], key: str) -> float:
+    if key == "return":
+        return float(sum(rewards))
+    if key == "success":
+        return float(bool(info.get("success", False)))
+    return float(info.get("score", 0.0))
+
+
+def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
+                  max_turns: int, max_episode_tokens: int, max_turn_tokens: int, strip_experience: bool = False,
+                  outcome_key: str = "score", invalid_action_penalty: float = 0.0,
+                  mask_truncated: bool = False) -> list[Episode]:
+    """Play one episode per row, ``envs[i]`` for ``rows[i]``, generating turn by turn in one batch.
+
+    Args:
+        generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts.
+        strip_experience: Train on the first observation without the injected experience span
+            (``info["experience"]["span"]``); the sampling context keeps it.
+        mask_truncated: Zero the env mask of episodes cut by the turn cap or the token budget.
+    """
+    if len(envs) < len(rows):
+        raise ValueError(f"{len(rows)} rows need as many environments, got {len(envs)}")
+    episodes: list[Episode] = []
+    contexts: list[list[int]] = []
+    observations: list[str] = []
+    rewards: list[list[float]] = []
+    for env, row in zip(envs, rows):
+        options: dict[str, Any] = {"task": row.task}
+        if row.experience is not None:
+            options["experience"] = bool(row.experience)
+        obs, info = env.reset(seed=int(row.seed), options=options)
+        obs = str(obs)
+        exp = info.get("experience")
+        span = exp.get("span") if isinstance(exp, dict) and exp.get("text") else None
+        plain_obs = _strip_span(obs, span)
+        sampling_prompt = codec.prompt_ids(obs)
+        stripped = bool(strip_experience and span)
+        ep = Episode(spec=row, tokens=TokenRecord(prompt_ids=sampling_prompt),
+                     train_prompt_ids=codec.prompt_ids(plain_obs) if stripped else sampling_prompt,
+                     experience=exp if isinstance(exp, dict) else None, stripped=stripped,
+                     questioning=info.get("questioning"), final_info=info)
+        if isinstance(info.get("task"), dict):
+            ep.spec = RowSpec(task=info["task"], seed=row.seed, group=row.group, experience=row.experience)
+        episodes.append(ep)
+        contexts.append(list(sampling_prompt))
+        observations.append(plain_obs)
+        rewards.append([])
+
+    active = list(range(len(rows)))
+    for turn in range(max_turns):
+        caps: list[int] = []
+        runnable: list[int] = []
+        for i in active:
+            room = max_episode_tokens - len(episodes[i].tokens.completion_ids) - 1  # keep room for an EOS
+            if room < 1:
+                episodes[i].truncated = True
+                continue
+            runnable.append(i)
+            caps.append(min(max_turn_tokens, room))
+        active = runnable
+        if not active:
+            break
+        sampled, logprobs = generate([contexts[i] for i in active], caps)
+        still_active: list[int] = []
+        for i, ids, lps in zip(active, sampled, logprobs):
+            ep = episodes[i]
+            ids, lps = list(ids), list(lps)
+            ep.tokens.extend(ids, model=True, step=turn, logprobs=lps)
+            contexts[i].extend(ids)
+            if not ids or ids[-1] != codec.eos_token_id:
+                # The per-turn cap cut the action: close the turn with an EOS the model did not sample.
+                ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
+                contexts[i].append(codec.eos_token_id)
+            action = codec.decode_action([t for t in ids if t != codec.eos_token_id])
+            obs, reward, terminated, truncated, info = envs[i].step(action)
+            obs = str(obs)
+            ep.steps.append(Step(observation=observations[i], action=action, reward=float(reward), info=info))
+            ep.anchors.append(_anchor(observations[i]))
+            rewards[i].append(float(reward))
+            if not info.get("action_valid", True):
+                ep.invalid_actions += 1
+            ep.final_info = info
+            if terminated or truncated:
+                ep.terminated, ep.truncated = bool(terminated), bool(truncated)
+                continue
+            delta = codec.observation_ids(obs)
+            if len(ep.tokens.completion_ids) + len(delta) + 2 > max_episode_tokens:
+                ep.truncated = True  # the next observation would not leave room for an action
+                continue
+            ep.tokens.extend(delta, model=False, step=-1)
+            contexts[i].extend(delta)
+            observations[i] = obs
+            still_active.append(i)
+        active = still_active
+    for i in active:  # reached max_turns
+        episodes[i].truncated = True
+
+    for ep, rs in zip(episodes, rewards):
+        info = ep.final_info
+        ep.env_return = float(sum(rs))
+        ep.success = bool(info.get("success", False))
+        ep.score = float(info.get("score", 0.0)) if "score" in info else 0.0
+        ep.outcome = _outcome(info, rs, outcome_key) - invalid_action_penalty * ep.invalid_actions
+        attribution = info.get("attribution")
+        if isinstance(attribution, dict) and attribution.get("labels"):
+            ep.attribution = attribution
+            ordered = sorted(attribution["labels"], key=lambda lab: int(lab.get("step", 0)))
+            ep.labels = [float(lab.get("score", 1.0 if lab.get("label") == "GOOD" else -1.0)) for lab in ordered]
+        if mask_truncated and ep.truncated and not ep.terminated:
+            ep.tokens.env_mask = [0] * len(ep.tokens.env_mask)
+    return episodes

@@ -204,6 +204,9 @@ class ScriptedLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes; without TCP_NODELAY, Nagle plus the
+            # client's delayed ACK adds ~40 ms to every keep-alive request.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass

@@ -65,12 +65,16 @@ class PoolConfig:
     search_mode: str = field(default="auto", metadata={
         "help": "auto (in-process mirror for milvus-lite, server search otherwise), milvus or memory"})
     index_type: str = field(default="FLAT", metadata={"help": "Milvus vector index type"})
+    dim: int | None = field(default=None, metadata={
+        "help": "vector dimension; None = the embedder's (then the embedder loads at once, not on first use)"})
 
     def __post_init__(self) -> None:
         if not isinstance(self.uri, str) or not self.uri:
             raise ValueError(f"PoolConfig.uri must be a non-empty string, got {self.uri!r}")
         if not isinstance(self.top_k, int) or self.top_k < 1:
             raise ValueError(f"PoolConfig.top_k must be a positive int, got {self.top_k!r}")
+        if self.dim is not None and (not isinstance(self.dim, int) or self.dim < 1):
+            raise ValueError(f"PoolConfig.dim must be a positive int or None, got {self.dim!r}")
         if not -1.0 <= float(self.threshold) <= 1.0:
             raise ValueError(f"PoolConfig.threshold must lie in [-1, 1], got {self.threshold!r}")
         if float(self.merge_threshold) <= 0.0:
@@ -179,8 +183,10 @@ class ExperiencePool:
     def __init__(self, config: PoolConfig | None = None, *, embedder: Embedder | None = None,
                  **overrides: Any) -> None:
         self.config = replace(config or PoolConfig(), **overrides) if overrides else (config or PoolConfig())
-        self.embedder = embedder or Embedder(self.config.embedding_model, device=self.config.device)
-        self.dim = self.embedder.dim
+        self._embedder = embedder
+        self.dim = int(self.config.dim) if self.config.dim is not None else self.embedder.dim
+        if embedder is not None and embedder.dim != self.dim:
+            raise ValueError(f"PoolConfig.dim={self.dim} but the embedder makes vectors of dim {embedder.dim}")
         self._lock = threading.RLock()
         self._closed = False
         self._lite_path = os.path.abspath(self.config.uri) if self.config.is_lite else None
@@ -191,6 +197,15 @@ class ExperiencePool:
         self._mirror = _Mirror(self.dim) if use_mirror else None
         if self._mirror is not None:
             self._load_mirror()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder, built from the config on first use when none was given."""
+        if self._embedder is None:
+            self._embedder = Embedder(self.config.embedding_model, device=self.config.device)
+            if self._embedder.dim != self.dim:
+                raise ValueError(f"the pool stores dim {self.dim}, the embedder makes dim {self._embedder.dim}")
+        return self._embedder
 
     # -- connection ------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -235,24 +250,36 @@ class ExperiencePool:
                     if f["name"] == "vector"]
             if not dims or int(dims[0]) != self.dim:
                 raise ValueError(f"collection {name!r} at {self.config.uri!r} stores vectors of dim {dims}, "
-                                 f"but the embedder {self.embedder.model_name!r} makes dim {self.dim}")
+                                 f"but this pool was configured for dim {self.dim}")
         # A reopened milvus-lite collection comes back released: search would fail until loaded.
         state = str(c.get_load_state(name).get("state", ""))
         if "Loaded" not in state or "NotLoad" in state:
             c.load_collection(name)
 
-    def _load_mirror(self) -> None:
-        it = self._client.query_iterator(self.config.collection, batch_size=1000, filter="",
-                                         output_fields=[*_FIELDS, "vector"])
-        try:
+    def _scan(self, expr: str, fields: list[str], batch: int = 2000) -> Iterable[list[dict[str, Any]]]:
+        """Every row matching ``expr``, in pages."""
+        if self._lite_path is not None:
+            # milvus-lite pages with offset/limit; its query iterator needs a timestamp RPC it lacks.
+            offset = 0
             while True:
-                rows = it.next()
+                rows = self._client.query(self.config.collection, filter=expr or 'id != ""',
+                                          output_fields=fields, limit=batch, offset=offset)
                 if not rows:
-                    break
-                self._mirror.put([self._to_record(r) for r in rows],
-                                 np.asarray([r["vector"] for r in rows], dtype=np.float32))
+                    return
+                yield list(rows)
+                offset += len(rows)
+        it = self._client.query_iterator(self.config.collection, batch_size=batch, filter=expr,
+                                         output_fields=fields)
+        try:
+            while rows := it.next():
+                yield list(rows)
         finally:
             it.close()
+
+    def _load_mirror(self) -> None:
+        for rows in self._scan("", [*_FIELDS, "vector"]):
+            self._mirror.put([self._to_record(r) for r in rows],
+                             np.asarray([r["vector"] for r in rows], dtype=np.float32))
 
     # -- conversion --------------------------------------------------------------------------
     @staticmethod
@@ -435,14 +462,7 @@ class ExperiencePool:
             if self._mirror is not None:
                 recs = list(self._mirror.records[: len(self._mirror)])
             else:
-                it = self._client.query_iterator(self.config.collection, batch_size=1000,
-                                                 filter=_filter_expr(env_id), output_fields=_FIELDS)
-                recs = []
-                try:
-                    while rows := it.next():
-                        recs += [self._to_record(r) for r in rows]
-                finally:
-                    it.close()
+                recs = [self._to_record(r) for rows in self._scan(_filter_expr(env_id), _FIELDS) for r in rows]
         return [r for r in recs if env_id is None or r.env_id == env_id]
 
     def __len__(self) -> int:
@@ -466,7 +486,8 @@ class ExperiencePool:
             "success_share": (sum(r.success for r in recs) / len(recs)) if recs else None,
             "mean_score": (sum(r.score for r in recs) / len(recs)) if recs else None,
             "uses": uses, "wins": sum(r.wins for r in recs),
-            "embedding_model": self.embedder.model_name, "dim": self.dim,
+            "embedding_model": self._embedder.model_name if self._embedder else self.config.embedding_model,
+            "dim": self.dim,
             "search": "memory" if self._mirror is not None else "milvus",
         }
 

@@ -146,3 +146,18 @@ def test_result_to_info_round_trip():
         {"step": 0, "label": "GOOD", "score": 1.0, "reason": ""},
         {"step": 1, "label": "BAD", "score": -1.0, "reason": "r"}]}
     assert res.flags == [True, False]
+
+
+def test_attributors_by_name_for_config_files(llm_server, tmp_path):
+    out = play(Attribution(CounterEnv(1), "rules"), ["zz", "inc", "submit"])
+    assert out[-1][4]["attribution"]["attributor"] == "rules"
+    assert Attribution(CounterEnv(1)).attributor.name == "oracle"
+    llm_server.push("Step 1 Judgment: GOOD\nStep 2 Judgment: BAD")
+    cfg = {"defaults": {"base_url": llm_server.url, "model": "m", "api_key": "k"}}
+    out = play(Attribution(CounterEnv(1), "llm-judge", llm_config=cfg), ["inc", "submit"])
+    assert labels(out[-1][4]) == ["GOOD", "BAD"]
+    assert llm_server.requests[-1]["temperature"] == 0.0
+    with pytest.raises(ValueError, match="'psychic'"):
+        Attribution(CounterEnv(1), "psychic")
+    with pytest.raises(ValueError, match="llm_config"):
+        Attribution(CounterEnv(1), "llm-judge")

@@ -5,6 +5,7 @@
 * ``LLMJudgeAttributor`` - AgentEvolver's outcome-conditioned LLM judge, batched, with fallback.
 * ``OracleAttributor`` - ground truth from the simulator's privileged ``info["progress"]``.
 * ``RuleAttributor`` - invalid and repeated actions are BAD.
+* ``make_attributor`` - an attributor from its name, for configuration files.
 * ``evaluate_attributor`` - agreement of an attributor with the oracle (accuracy, kappa, per label).
 """
 
@@ -14,9 +15,10 @@ from .base import LABELS, AttributionResult, Attributor, StepLabel, outcome_posi
 from .evaluate import cohen_kappa, evaluate_attributor
 from .judge import JUDGE_SYSTEM_PROMPT, LLMJudgeAttributor, build_judge_messages, parse_verdicts
 from .rules import OracleAttributor, RuleAttributor, progress_of
-from .wrapper import Attribution
+from .wrapper import ATTRIBUTOR_NAMES, Attribution, make_attributor
 
 __all__ = [
+    "ATTRIBUTOR_NAMES",
     "JUDGE_SYSTEM_PROMPT",
     "LABELS",
     "Attribution",
@@ -29,6 +31,7 @@ __all__ = [
     "build_judge_messages",
     "cohen_kappa",
     "evaluate_attributor",
+    "make_attributor",
     "outcome_positive",
     "outcome_score",
     "parse_verdicts",

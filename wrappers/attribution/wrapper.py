@@ -1,6 +1,8 @@
 """The ``Attribution`` wrapper: label every step of an episode when it ends.
 
 * ``Attribution`` - records the episode and writes ``info["attribution"]`` on its final step.
+* ``make_attributor`` - an attributor from a name (``oracle``, ``rules``, ``llm-judge``), for
+  configuration files where objects cannot be written.
 """
 
 from __future__ import annotations
@@ -15,8 +17,38 @@ from evolver_gym.core import Step, Task, Trajectory
 from evolver_gym.core.llm import LLMError
 
 from .base import Attributor
+from .judge import LLMJudgeAttributor
+from .rules import OracleAttributor, RuleAttributor
 
-__all__ = ["Attribution"]
+__all__ = ["ATTRIBUTOR_NAMES", "Attribution", "make_attributor"]
+
+ATTRIBUTOR_NAMES = ("oracle", "rules", "llm-judge")
+
+
+def make_attributor(spec: Attributor | str, *, client: Any = None, llm_config: Any = None,
+                    **kwargs: Any) -> Attributor:
+    """``spec`` itself if it is an attributor, else the one it names.
+
+    ``"llm-judge"`` asks ``client`` (a ``ChatClient``), or the ``attributor`` role of
+    ``build_clients(llm_config)`` (a YAML path or dict); ``kwargs`` go to the attributor.
+    """
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "attribute", None)):
+            raise TypeError(f"attributor must have an attribute(trajectory) method, got {type(spec).__name__}")
+        return spec
+    if spec == "oracle":
+        return OracleAttributor(**kwargs)
+    if spec == "rules":
+        return RuleAttributor(**kwargs)
+    if spec == "llm-judge":
+        if client is None:
+            if llm_config is None:
+                raise ValueError("attributor 'llm-judge' needs client= or llm_config= (YAML path or dict)")
+            from evolver_gym.core.llm import build_clients
+
+            client = build_clients(llm_config).client_for("attributor")
+        return LLMJudgeAttributor(client, **kwargs)
+    raise ValueError(f"unknown attributor {spec!r}; choose from {ATTRIBUTOR_NAMES} or pass an Attributor")
 
 
 def _task_of(info: dict[str, Any]) -> Task:
@@ -54,8 +86,11 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
 
     Args:
         env: A text environment (single-agent contract of the project).
-        attributor: Any :class:`~wrappers.attribution.base.Attributor`.
+        attributor: Any :class:`~wrappers.attribution.base.Attributor`, or a name for
+            :func:`make_attributor` (``"oracle"``, ``"rules"``, ``"llm-judge"``).
         info_key: The ``info`` key written (default ``"attribution"``).
+        **attributor_kwargs: Passed to :func:`make_attributor` when ``attributor`` is a name
+            (``client``, ``llm_config``, or the attributor's own arguments).
 
     Example:
         >>> import gymnasium as gym
@@ -64,16 +99,15 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
         >>> env = Attribution(gym.make("evolver/WebShop-v0", num_products=50), OracleAttributor())  # doctest: +SKIP
     """
 
-    def __init__(self, env: gym.Env, attributor: Attributor, info_key: str = "attribution") -> None:
-        if not callable(getattr(attributor, "attribute", None)):
-            raise TypeError(f"attributor must have an attribute(trajectory) method, got {type(attributor).__name__}")
+    def __init__(self, env: gym.Env, attributor: Attributor | str = "oracle", info_key: str = "attribution",
+                 **attributor_kwargs: Any) -> None:
         if not isinstance(info_key, str) or not info_key:
             raise ValueError(f"info_key must be a non-empty string, got {info_key!r}")
         # No deep copy of the attributor: it may hold a live client (sockets, locks, a model).
         gym.utils.RecordConstructorArgs.__init__(self, attributor=attributor, info_key=info_key,
-                                                 _disable_deepcopy=True)
+                                                 _disable_deepcopy=True, **attributor_kwargs)
         gym.Wrapper.__init__(self, env)
-        self.attributor = attributor
+        self.attributor = make_attributor(attributor, **attributor_kwargs)
         self.info_key = info_key
         self.last_trajectory: Trajectory | None = None
         self._trajectory: Trajectory | None = None

@@ -234,7 +234,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
             }
             if self.variant == "text":
-                info["legal_actions"] = legal_action_texts(g, seat)
+                info["legal_actions"] = legal_action_texts(g, seat) if g.actor == seat else []
             if g.done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
             self.infos[a] = info

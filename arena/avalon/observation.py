@@ -58,48 +58,39 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     o = {k: v[0] for k, v in L.offsets.items()}
     x = np.zeros(L.size, dtype=np.float32)
     k = game.knowledge[seat]
-    x[o["seat"] + seat] = 1
-    x[o["role"] + ROLES.index(game.roles[seat])] = 1
-    x[o["evil"]] = game.is_evil[seat]
-    for j in k.evil:
-        x[o["known_evil"] + j] = 1
-    for j in k.good:
-        x[o["known_good"] + j] = 1
-    for j in k.merlin_candidates:
-        x[o["merlin_candidates"] + j] = 1
-    x[o["phase"] + _PHASES.index(game.phase)] = 1
-    x[o["acting"]] = game.actor == seat
-    x[o["quest"] + min(game.quest, 4)] = 1
-    x[o["rejections"] + min(game.rejections, 4)] = 1
-    x[o["leader"] + game.leader] = 1
-    for j in game.team:
-        x[o["team"] + j] = 1
+    on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat]), o["phase"] + _PHASES.index(game.phase),
+          o["quest"] + min(game.quest, 4), o["rejections"] + min(game.rejections, 4), o["leader"] + game.leader]
+    if game.is_evil[seat]:
+        on.append(o["evil"])
+    if game.actor == seat:
+        on.append(o["acting"])
+    on += [o["known_evil"] + j for j in k.evil]
+    on += [o["known_good"] + j for j in k.good]
+    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
+    on += [o["team"] + j for j in game.team]
     for q in range(5):
         if q < len(game.quests):
             team, fails, ok = game.quests[q]
-            x[o["quest_status"] + 3 * q + (1 if ok else 2)] = 1
+            on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
             x[o["quest_fails"] + q] = fails / len(team)
-            for j in team:
-                x[o["quest_teams"] + q * n + j] = 1
+            on += [o["quest_teams"] + q * n + j for j in team]
         else:
-            x[o["quest_status"] + 3 * q] = 1
-    for q, fail in game.cards[seat]:
-        x[o["my_cards"] + 2 * q + fail] = 1
+            on.append(o["quest_status"] + 3 * q)
+    on += [o["my_cards"] + 2 * q + fail for q, fail in game.cards[seat]]
     width = 3 * n + 2
     for i, (_, leader, team, votes, approved) in enumerate(game.proposals[:MAX_PROPOSALS]):
         base = o["proposals"] + i * width
-        x[base + leader] = 1
-        for j in team:
-            x[base + n + j] = 1
+        on.append(base + leader)
+        on += [base + n + j for j in team]
         if votes is not None:
-            for j, v in enumerate(votes):
-                x[base + 2 * n + j] = v
-        x[base + 3 * n] = 1
-        x[base + 3 * n + 1] = approved
+            on += [base + 2 * n + j for j, v in enumerate(votes) if v]
+        on.append(base + 3 * n)
+        if approved:
+            on.append(base + 3 * n + 1)
     if game.done:  # roles are revealed to everyone at the end
-        for j, r in enumerate(game.roles):
-            x[o["revealed_roles"] + j * len(ROLES) + ROLES.index(r)] = 1
-        x[o["winner"] + (game.winner == "evil")] = 1
+        on += [o["revealed_roles"] + j * len(ROLES) + ROLES.index(r) for j, r in enumerate(game.roles)]
+        on.append(o["winner"] + (game.winner == "evil"))
+    x[on] = 1.0
     return x
 
 
@@ -195,8 +186,13 @@ def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64) -> list[str
         return []
     if game.phase == "proposal" and len(codes) > limit:
         return [f"TEAM: <{game.team_size} distinct players from 0 to {game.n - 1}>"]
-    texts = [game.codec.describe(c) for c in codes]
-    if game.phase == "discussion":
-        texts.append("SAY: <free text>")
-    return texts
+    return list(_describe_all(game.n, codes, game.phase == "discussion"))
+
+
+@lru_cache(maxsize=4096)
+def _describe_all(n: int, codes: tuple[int, ...], speech: bool) -> tuple[str, ...]:
+    from .engine import _codec
+
+    texts = tuple(_codec(n).describe(c) for c in codes)
+    return texts + ("SAY: <free text>",) if speech else texts
 

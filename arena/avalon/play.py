@@ -1,0 +1,75 @@
+"""Playing whole games with given players.
+
+* ``play_game`` - one game: every seat's ``Player`` acts from its information set (and its text
+  transcript when it asks for one); returns a JSON-ready result with the public record.
+
+Games are played through ``raw_env`` (text variant), so model replies get the environment's
+parser, retries and seeded fallbacks, and bots' integer codes go straight through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evolver_gym.core.seeding import derive_seed
+
+from .bots import Player
+from .env import raw_env
+from .rules import AvalonConfig
+
+__all__ = ["play_game"]
+
+
+def play_game(players: Sequence[Player], *, config: AvalonConfig, seed: int, roles: Sequence[str] | None = None,
+              leader: int | None = None, on_event: Callable[[dict[str, Any]], None] | None = None,
+              max_steps: int = 5000) -> dict[str, Any]:
+    """Play one game; ``players[i]`` sits in seat ``i``.
+
+    Args:
+        players: One player per seat.
+        config: The rules.
+        seed: Seeds the deal (unless ``roles`` is given), the fallbacks and every player.
+        roles: Optional fixed role per seat; ``leader`` an optional first leader.
+        on_event: Called with each public event as it happens (live viewers).
+        max_steps: Safety cap on environment steps (a game needs far fewer).
+
+    Returns:
+        ``{"seed", "roles", "winner", "end_reason", "steps", "invalid_actions", "fallback_actions",
+        "record"}`` where ``record`` is :meth:`AvalonGame.record`.
+    """
+    if len(players) != config.num_players:
+        raise ValueError(f"{config.num_players} players needed, got {len(players)}")
+    env = raw_env(config=config, variant="text")
+    options: dict[str, Any] = {}
+    if roles is not None:
+        options["roles"] = list(roles)
+    if leader is not None:
+        options["leader"] = leader
+    env.reset(seed=seed, options=options)
+    game = env.game
+    for i, p in enumerate(players):
+        p.reset(i, derive_seed(seed, "seat", i))
+    sent = 0
+    steps = 0
+    while not game.done and steps < max_steps:
+        seat = game.actor
+        agent = env.possible_agents[seat]
+        player = players[seat]
+        text = env.observe(agent)["text"] if player.needs_text else None
+        env.step(player.act(game.view(seat), text))
+        steps += 1
+        if on_event is not None:
+            while sent < len(game.events):
+                on_event(game.events[sent])
+                sent += 1
+    return {
+        "seed": seed,
+        "roles": list(game.roles),
+        "winner": game.winner,
+        "end_reason": game.end_reason,
+        "steps": steps,
+        "invalid_actions": [env._invalid[a] for a in env.possible_agents],
+        "fallback_actions": [env._fallbacks[a] for a in env.possible_agents],
+        "record": game.record(),
+    }

@@ -1,1 +1,51 @@
-"""Self-questioning."""
+"""Self-questioning: the environment proposes, checks and curates its own training tasks.
+
+* ``TaskPool`` - persistent, resumable task store with provenance and pass-rate history.
+* ``Curriculum``, ``CurriculumConfig`` - weighted sampling within a target pass-rate band.
+* ``Explorer``, ``RandomExplorer``, ``LLMExplorer``, ``CallableExplorer`` - exploration policies.
+* ``HindsightProposer``, ``LLMProposer``, ``Candidate``, ``parse_task_blocks`` - task proposers.
+* ``LexicalDedup``, ``EmbeddingDedup``, ``LeakageGuard``, ``Feasibility``, ``DifficultyEstimate`` - filters.
+* ``ReferenceJudge``, ``JudgeResult`` - banded LLM judge for tasks the env cannot check.
+* ``Synthesizer``, ``SynthesisConfig``, ``build_synthesizer`` - the explore/propose/filter/admit cycle.
+* ``SelfQuestioning`` - the Gymnasium wrapper that draws episodes from the pool.
+"""
+
+from __future__ import annotations
+
+from .curriculum import Curriculum, CurriculumConfig
+from .explorer import CallableExplorer, Explorer, LLMExplorer, RandomExplorer
+from .filters import DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup, replay
+from .judge import JudgeResult, ReferenceJudge, needs_judge
+from .pool import TaskPool
+from .proposers import Candidate, HindsightProposer, LLMProposer, parse_task_blocks
+from .synthesis import SynthesisConfig, Synthesizer, build_synthesizer
+from .text import packaged_embedder
+from .wrapper import SelfQuestioning
+
+__all__ = [
+    "CallableExplorer",
+    "Candidate",
+    "Curriculum",
+    "CurriculumConfig",
+    "DifficultyEstimate",
+    "EmbeddingDedup",
+    "Explorer",
+    "Feasibility",
+    "HindsightProposer",
+    "JudgeResult",
+    "LLMExplorer",
+    "LLMProposer",
+    "LeakageGuard",
+    "LexicalDedup",
+    "RandomExplorer",
+    "ReferenceJudge",
+    "SelfQuestioning",
+    "SynthesisConfig",
+    "Synthesizer",
+    "TaskPool",
+    "build_synthesizer",
+    "needs_judge",
+    "packaged_embedder",
+    "parse_task_blocks",
+    "replay",
+]

@@ -111,15 +111,17 @@ class Curriculum:
         return np.array([table[self._status(self._rate(hists[t]))] for t in task_ids], dtype=float)
 
     # -- sampling ------------------------------------------------------------------------
-    def sample(self, rng: np.random.Generator) -> str:
-        """One task id drawn by weight (and by ``seed_ratio`` between seed and synthetic tasks)."""
+    def sample(self, rng: np.random.Generator, exclude: set[str] | frozenset[str] = frozenset()) -> str:
+        """One task id drawn by weight (and by ``seed_ratio`` between seed and synthetic tasks),
+        never one of ``exclude``."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"Curriculum.sample needs a numpy Generator, got {type(rng)}")
         ratio = self.config.seed_ratio
         if ratio is None:
-            groups = [self.pool.ids()]
+            groups = [[t for t in self.pool.ids() if t not in exclude]]
         else:
-            seed_ids, synth_ids = self.pool.ids(origin="seed"), self.pool.ids(origin="synthetic")
+            seed_ids = [t for t in self.pool.ids(origin="seed") if t not in exclude]
+            synth_ids = [t for t in self.pool.ids(origin="synthetic") if t not in exclude]
             # One uniform draw decides the group, so the same rng state gives the same choice.
             first, second = (seed_ids, synth_ids) if rng.random() < ratio else (synth_ids, seed_ids)
             groups = [first, second]

@@ -198,12 +198,12 @@ class Feasibility:
         task = c.task
         if not task.reference:
             return "empty reference"
+        if needs_judge(task) and self.judge is None:
+            return "no judge for a task the env cannot check"
         traj = replay(self.env, task, [str(a) for a in task.reference])
         if any(s.info.get("action_valid") is False for s in traj.steps):
             return "reference has an invalid action"
         if needs_judge(task):
-            if self.judge is None:
-                return "no judge for a task the env cannot check"
             try:
                 result = self.judge.score(task, traj)
             except LLMError as exc:

@@ -25,7 +25,7 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Draws tasks from a curated pool under a curriculum, and grades what the env cannot check.
 
     On ``reset`` without ``options["task"]``, ``options["task_id"]`` or ``options["split"]``, a task
-    is drawn from ``pool`` by the curriculum (seeded: ``reset(seed=s)`` restarts the draw stream
+    is drawn from ``pool`` by the curriculum (judge-graded tasks only when a judge is configured) (seeded: ``reset(seed=s)`` restarts the draw stream
     from ``s``) and handed to the env as ``options={"task": ...}`` with its ``reference`` removed, so
     the reference never reaches the env, its observations or the acting policy. An explicit
     ``task_id`` found in the pool is resolved from the pool; other explicit options pass through.
@@ -99,6 +99,7 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._traj: Trajectory | None = None
         self._obs = ""
         self._q: dict[str, Any] = {}
+        self._excluded: tuple[int, frozenset[str]] = (-1, frozenset())
 
     # -- reset ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -111,7 +112,7 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif "task_id" in options and options["task_id"] in self.pool:
             task = self.pool.get(options.pop("task_id"))
         elif "task_id" not in options and "split" not in options:
-            task = self.pool.get(self.curriculum.sample(self._rng))
+            task = self.pool.get(self.curriculum.sample(self._rng, self._unjudgeable()))
         if task is not None:
             if needs_judge(task) and self.judge is None:
                 raise RuntimeError(f"task {task.task_id!r} is graded by a judge, but SelfQuestioning has no judge")
@@ -132,6 +133,15 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info.pop("progress", None)
         info[self.info_key] = dict(self._q)
         return obs, info
+
+    def _unjudgeable(self) -> frozenset[str]:
+        """Judge-graded tasks, excluded from draws while there is no judge (cached per pool size)."""
+        if self.judge is not None:
+            return frozenset()
+        n = len(self.pool)
+        if self._excluded[0] != n:
+            self._excluded = (n, frozenset(t.task_id for t in self.pool.tasks(origin="synthetic") if needs_judge(t)))
+        return self._excluded[1]
 
     # -- step ----------------------------------------------------------------------------
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:

@@ -1,0 +1,140 @@
+"""``evolver questions``: synthesize and inspect task pools.
+
+* ``main(argv)`` - the subcommand entry point (``synthesize``, ``stats``).
+
+``evolver questions synthesize --env evolver/WebShop-v0 --n 200 --out DIR`` explores, proposes,
+filters and admits tasks until ``DIR/pool.sqlite`` holds ``n`` synthetic tasks, then writes
+``DIR/tasks.jsonl`` (the synthetic tasks with provenance) and ``DIR/report.json`` (per stage: how
+many candidates came in, were accepted, were rejected, and why). Running the same command again
+after an interruption resumes where the last finished round left off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "format_report"]
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The per-stage report as a small text table."""
+    lines = [f"{'stage':<16}{'in':>7}{'accepted':>10}{'rejected':>10}  rate   reasons"]
+    for name, st in report["stages"].items():
+        if not st["in"]:
+            continue
+        rate = st["accepted"] / st["in"]
+        reasons = "; ".join(f"{r}: {n}" for r, n in sorted(st["reasons"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"{name:<16}{st['in']:>7}{st['accepted']:>10}{st['rejected']:>10}  {rate:5.1%}  {reasons}")
+    lines.append(f"rounds: {report['rounds']}, admitted: {report['admitted']}, seconds: {report['elapsed_s']}")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evolver questions", description="Synthesize and curate training tasks.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("synthesize", help="explore -> propose -> filter -> admit until the pool holds N tasks")
+    s.add_argument("--env", required=True, help="registered environment id, e.g. evolver/WebShop-v0")
+    s.add_argument("--env-kwargs", default="{}", help="JSON dict of environment constructor kwargs")
+    s.add_argument("--n", type=int, required=True, help="synthetic tasks the pool should hold")
+    s.add_argument("--out", required=True, help="output folder (pool.sqlite, tasks.jsonl, report.json)")
+    s.add_argument("--batch", type=int, default=32, help="explorations per round")
+    s.add_argument("--max-rounds", type=int, default=200, help="stop after this many rounds in this run")
+    s.add_argument("--max-steps", type=int, default=15, help="step cap of one exploration")
+    s.add_argument("--seed", type=int, default=0, help="base seed")
+    s.add_argument("--max-seed-tasks", type=int, default=None, help="explore from at most this many seed tasks")
+    s.add_argument("--no-embeddings", action="store_true", help="lexical dedup and guard only (no embedder)")
+    s.add_argument("--llm-config", default=None, help="YAML of LLM roles (evolver_gym.core.llm.RolesConfig)")
+    s.add_argument("--llm-explorer", action="store_true", help="explore with the 'explorer' role model")
+    s.add_argument("--llm-proposer", action="store_true", help="add the LLM proposer ('proposer' role)")
+    s.add_argument("--llm-rephrase", action="store_true", help="rephrase hindsight tasks ('proposer' role)")
+    s.add_argument("--no-hindsight", action="store_true", help="do not use the env's hindsight_task")
+    s.add_argument("--quiet", action="store_true", help="no per-round progress lines")
+    st = sub.add_parser("stats", help="print a pool's statistics")
+    st.add_argument("pool", help="path of a pool.sqlite")
+    return p
+
+
+def _synthesize(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401  (registers the environment ids)
+
+    from .pool import TaskPool
+    from .synthesis import SynthesisConfig, build_synthesizer
+
+    try:
+        env_kwargs = json.loads(args.env_kwargs)
+        if not isinstance(env_kwargs, dict):
+            raise ValueError
+    except ValueError:
+        print(f"evolver questions: --env-kwargs must be a JSON object, got {args.env_kwargs!r}", file=sys.stderr)
+        return 2
+    if args.n < 0:
+        print(f"evolver questions: --n must be >= 0, got {args.n}", file=sys.stderr)
+        return 2
+    use_llm = args.llm_explorer or args.llm_proposer or args.llm_rephrase
+    clients = None
+    if use_llm:
+        from evolver_gym.core.llm import build_clients
+
+        clients = build_clients(args.llm_config)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pool = TaskPool(out / "pool.sqlite")
+    if pool.get_meta("synthesis") and not args.quiet:
+        print(f"resuming synthesis in {out} ({len(pool.ids(origin='synthetic', status=None))} synthetic tasks so far)")
+    env = gym.make(args.env, **env_kwargs).unwrapped
+    embed = not args.no_embeddings
+    config = SynthesisConfig(batch=args.batch, max_rounds=args.max_rounds, max_steps=args.max_steps, seed=args.seed,
+                             embedding_threshold=0.92 if embed else None, leakage_cosine=0.9 if embed else None)
+    synth = build_synthesizer(
+        env, pool, config,
+        explorer_client=clients["explorer"] if args.llm_explorer else None,
+        proposer_client=clients["proposer"] if args.llm_proposer else None,
+        rephrase_client=clients["proposer"] if args.llm_rephrase else None,
+        judge_client=clients["judge"] if args.llm_proposer else None,
+        hindsight=not args.no_hindsight, embedder="packaged" if embed else None,
+        max_seed_tasks=args.max_seed_tasks,
+    )
+    t0 = time.perf_counter()
+
+    def progress(rep: dict[str, Any]) -> None:
+        if not args.quiet:
+            have = len(pool.ids(origin="synthetic", status=None))
+            print(f"round {rep['rounds']}: {have}/{args.n} synthetic tasks", flush=True)
+
+    report = synth.run(args.n, on_round=progress)
+    n = pool.export_jsonl(out / "tasks.jsonl", origin="synthetic")
+    report = {**report, "env": args.env, "env_kwargs": env_kwargs, "target": args.n, "synthetic_tasks": n,
+              "pool": pool.stats(), "this_run_s": round(time.perf_counter() - t0, 3)}
+    if clients is not None:
+        report["llm_usage"] = clients.stats()
+    tmp = out / "report.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2, sort_keys=True))
+    tmp.replace(out / "report.json")
+    print(format_report(report))
+    print(f"wrote {n} synthetic tasks to {out / 'tasks.jsonl'}; report in {out / 'report.json'}")
+    return 0 if n >= args.n else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "synthesize":
+        return _synthesize(args)
+    from .pool import TaskPool
+
+    if not Path(args.pool).exists():
+        print(f"evolver questions: no pool at {args.pool}", file=sys.stderr)
+        return 2
+    with TaskPool(args.pool) as pool:
+        print(json.dumps({"pool": pool.stats(), "synthesis": pool.get_meta("synthesis", {}).get("report")}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""The private TRL hooks the trainer overrides or relies on: a TRL upgrade that changes them fails here."""
+
+from __future__ import annotations
+
+import inspect
+
+import trl
+from trl import GRPOTrainer
+from trl.trainer import utils as trl_utils
+
+from evolver_train.trainer import EvolverGRPOTrainer
+
+
+def _params(fn):
+    return list(inspect.signature(fn).parameters)
+
+
+def test_trl_minor_version_is_the_tested_one():
+    assert trl.__version__.startswith("1.16."), trl.__version__
+
+
+def test_overridden_hooks_keep_their_signatures():
+    expected = {
+        "_generate_and_score_completions": ["self", "inputs"],
+        "_compute_loss": ["self", "model", "inputs"],
+        "_save_checkpoint": ["self", "model", "trial"],
+        "_load_optimizer_and_scheduler": ["self", "checkpoint"],
+    }
+    for name, params in expected.items():
+        assert _params(getattr(GRPOTrainer, name)) == params, name
+        assert _params(getattr(EvolverGRPOTrainer, name)) == params, name
+
+
+def test_used_hooks_and_attributes_exist():
+    init = inspect.signature(GRPOTrainer.__init__).parameters
+    assert "rollout_func" in init and "peft_config" in init
+    assert _params(GRPOTrainer._get_per_token_logps_and_entropies)[:5] == [
+        "self", "model", "input_ids", "attention_mask", "logits_to_keep"]
+    assert _params(GRPOTrainer._generate)[:2] == ["self", "prompts"]
+    src = inspect.getsource(GRPOTrainer)
+    # rollout_func contract: required keys, env_mask renamed tool_mask, (B, T) advantages accepted,
+    # per-row clip bounds read from these attributes.
+    assert 'required_keys = {"prompt_ids", "completion_ids", "logprobs"}' in src
+    assert 'extra_fields.pop("env_mask", None)' in src
+    assert "if advantages.dim() == 1:" in src
+    assert "torch.clamp(coef_1, 1 - self.epsilon_low, 1 + self.epsilon_high)" in src
+    assert 'mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]' in src
+    assert _params(trl_utils.split_tensor_dict) == ["tensor_dict", "num_chunks"]
+    assert _params(trl_utils.shuffle_sequence_dict) == ["seq_dict"]

@@ -82,14 +82,14 @@ class HindsightProposer:
         task.metadata = {**task.metadata, "proposer": self.name, "grader": "env"}
         notes: dict[str, Any] = {}
         if self.rephraser is not None:
-            new, why = self._rephrase(task.instruction)
+            new, why = self._rephrase(task.instruction, task.goal)
             notes["rephrase"] = why
             if new is not None:
                 task.metadata["template_instruction"] = task.instruction
                 task.instruction = new
         return [Candidate(task, self.name, confidence=1.0, notes=notes)], None
 
-    def _rephrase(self, instruction: str) -> tuple[str | None, str]:
+    def _rephrase(self, instruction: str, goal: dict[str, Any]) -> tuple[str | None, str]:
         try:
             reply = self.rephraser.chat(rephrase_messages(instruction), temperature=0.7)
         except LLMError as exc:
@@ -100,9 +100,21 @@ class HindsightProposer:
             return None, "kept template: empty or overlong rewrite"
         # A rewrite that drops a number (price, size, count) changes the task: keep the template.
         lost = set(re.findall(r"\d+(?:\.\d+)?", instruction)) - set(re.findall(r"\d+(?:\.\d+)?", text))
+        # So does one that drops a goal value the template spelled out (product name, option...).
+        lost |= {v for v in _leaf_strings(goal) if v.lower() in instruction.lower() and v.lower() not in text.lower()}
         if lost:
             return None, f"kept template: rewrite lost {sorted(lost)}"
         return text, "rephrased"
+
+
+def _leaf_strings(x: Any) -> list[str]:
+    if isinstance(x, str):
+        return [x] if 0 < len(x) <= 80 else []
+    if isinstance(x, dict):
+        return [s for v in x.values() for s in _leaf_strings(v)]
+    if isinstance(x, (list, tuple)):
+        return [s for v in x for s in _leaf_strings(v)]
+    return []
 
 
 # -- LLM proposer -----------------------------------------------------------------------

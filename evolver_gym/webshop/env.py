@@ -1,0 +1,353 @@
+"""``evolver/WebShop-v0``: WebShop's shopping website as a Gymnasium text environment.
+
+* ``WebShopEnv`` - search, results, item and sub-pages, Buy Now; WebShop's pages, actions and reward.
+
+Many envs in one process share one catalog and search index (see ``world.get_world``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import gymnasium as gym
+
+from ..core import Task, Trajectory, UnicodeText, make_random
+from .goals import price_upper
+from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, render
+from .policies import oracle_actions
+from .world import World, get_world
+
+__all__ = ["WebShopEnv", "ENV_ID"]
+
+ENV_ID = "evolver/WebShop-v0"
+_ACTION = re.compile(r"\s*([^\[\]]+?)\s*\[(.*)\]\s*", re.S)
+_GOAL_KEYS = ("asin", "query", "name", "product_category", "attributes", "price_upper", "goal_options")
+_REFERENCE_LIMIT = 20_000  # above this many products, references are computed on demand by ``oracle``
+
+
+def _clip(value: Any, n: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[:n] + "...'"
+
+
+class WebShopEnv(gym.Env[str, str]):
+    """WebShop (Yao et al., 2022) on an embedded, seeded catalog, or on the real data files.
+
+    The agent sees a page of the shopping site and acts with ``search[<keywords>]`` (allowed on
+    every page) or ``click[<clickable>]``; clicking ``buy now`` on an item page ends the episode
+    with WebShop's reward. Any other string is an invalid action: nothing changes, the observation
+    says why.
+
+    Args:
+        num_products: Products to generate (or, with ``data_dir``, to keep from the real file).
+        seed: Catalog seed (products, prices, instructions).
+        max_steps: Step cap; the episode is truncated after this many actions.
+        observation_mode: ``text`` (WebShop's ``[SEP]`` format), ``text_rich``, ``url`` or ``html``.
+        goals: ``human`` (human-style instructions) or ``synthetic`` (one goal per option combination).
+        data_dir: Folder with WebShop's real ``items_shuffle*.json``, ``items_ins_v2*.json`` and
+            ``items_human_ins.json``; ``None`` generates the catalog.
+        split: Default split of ``reset()`` without a task (``train``, ``dev``, ``test``).
+        index_dir: Folder to keep the search index in between processes (optional).
+        noun_tagger: ``auto``, ``lexicon``, ``spacy`` or ``fallback`` (nouns for ``r_type``).
+        invalid_action_feedback: Append the reason to the observation after an invalid action
+            (``False`` gives upstream's silent no-op).
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the current observation).
+
+    ``info`` keys: ``task`` (public task dict), ``instruction``, ``step``, ``action_valid``,
+    ``available_actions`` (``{"has_search_bar", "clickables"}``), ``progress`` (privileged: the
+    reward that buying the best thing in view would earn now), ``error`` after an invalid action;
+    at the end ``success`` (reward == 1), ``score`` (the reward) and ``evaluation`` (the breakdown,
+    with ``purchased``).
+
+    Example:
+        >>> import gymnasium as gym, evolver_gym
+        >>> env = gym.make("evolver/WebShop-v0", num_products=200)
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> obs.startswith("WebShop [SEP] Instruction: [SEP] ")
+        True
+        >>> for action in env.unwrapped.oracle(info["task"]):
+        ...     obs, reward, terminated, truncated, info = env.step(action)
+        >>> reward, info["success"]
+        (1.0, True)
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, num_products: int = 1000, seed: int = 0, max_steps: int = 15,
+                 observation_mode: str = "text", goals: str = "human", data_dir: str | None = None,
+                 split: str = "train", index_dir: str | None = None, noun_tagger: str = "auto",
+                 invalid_action_feedback: bool = True, render_mode: str | None = None):
+        if not isinstance(num_products, int) or num_products < 1:
+            raise ValueError(f"num_products must be a positive int, got {num_products!r}")
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        if observation_mode not in OBSERVATION_MODES:
+            raise ValueError(f"observation_mode must be one of {OBSERVATION_MODES}, got {observation_mode!r}")
+        if goals not in {"human", "synthetic"}:
+            raise ValueError(f"goals must be 'human' or 'synthetic', got {goals!r}")
+        if split not in {"train", "dev", "test"}:
+            raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.world: World = get_world(num_products=num_products, seed=int(seed), goals=goals, data_dir=data_dir,
+                                      index_dir=index_dir, noun_tagger=noun_tagger)
+        self.catalog = self.world.catalog
+        self.catalog_seed, self.max_steps, self.observation_mode = int(seed), max_steps, observation_mode
+        self.default_split, self.invalid_action_feedback, self.render_mode = split, invalid_action_feedback, render_mode
+        queries = sorted({p["query"] for p in self.catalog.products})[:16]
+        examples = tuple(f"search[{q}]" for q in queries if "[" not in q and "]" not in q) or ("search[shoes]",)
+        self.action_space = UnicodeText(max_length=4096, examples=examples)
+        self.observation_space = UnicodeText(max_length=1_000_000)
+        self._tasks: dict[str, list[Task | None]] = {s: [None] * len(g) for s, g in self.catalog.splits.items()}
+        self._task: Task | None = None
+        self._state = PageState()
+        self._steps = 0
+        self._done = True
+        self._obs = ""
+        self._session = "fixed_0"
+        self._progress_cache: dict[str, float] = {}
+
+    # -- tasks ---------------------------------------------------------------------------------
+    def _make_task(self, split: str, index: int) -> Task:
+        task = self._tasks[split][index]
+        if task is None:
+            goal = self.catalog.splits[split][index]
+            reference = []
+            if len(self.catalog) <= _REFERENCE_LIMIT or split != "train":
+                reference = oracle_actions(self.world, goal, goal["instruction_text"])
+            task = Task(task_id=f"webshop/{split}/{index}", env_id=ENV_ID, instruction=goal["instruction_text"],
+                        split=split, seed=self.catalog_seed, origin="seed", goal=dict(goal), reference=reference,
+                        difficulty=len(goal["attributes"]) + len(goal["goal_options"]),
+                        metadata={"goals": self.catalog.goal_kind, "num_products": len(self.catalog)})
+            self._tasks[split][index] = task
+        return task
+
+    def tasks(self, split: str) -> list[Task]:
+        """Every task of ``split`` (``train``, ``dev``, ``test``), in split order."""
+        if split not in self._tasks:
+            raise ValueError(f"unknown WebShop split {split!r}; expected one of {sorted(self._tasks)}")
+        return [self._make_task(split, i) for i in range(len(self._tasks[split]))]
+
+    def _resolve(self, options: dict[str, Any]) -> Task:
+        if options.get("task") is not None:
+            task = Task.from_dict(options["task"] if isinstance(options["task"], Task) else dict(options["task"]))
+            missing = [k for k in _GOAL_KEYS if k not in task.goal]
+            if missing:
+                raise ValueError(f"WebShop task {task.task_id!r} goal lacks {missing}")
+            if task.goal["asin"] not in self.catalog.by_asin:
+                raise ValueError(f"WebShop task {task.task_id!r} names asin {task.goal['asin']!r} not in the catalog")
+            return task
+        if options.get("task_id") is not None:
+            match = re.fullmatch(r"webshop/(train|dev|test)/(\d+)", str(options["task_id"]))
+            if not match or int(match.group(2)) >= len(self._tasks[match.group(1)]):
+                raise ValueError(f"unknown WebShop task_id {options['task_id']!r}")
+            return self._make_task(match.group(1), int(match.group(2)))
+        split = options.get("split", self.default_split)
+        if split not in self._tasks:
+            raise ValueError(f"unknown WebShop split {split!r}; expected one of {sorted(self._tasks)}")
+        n = len(self._tasks[split])
+        if n == 0:
+            raise ValueError(f"WebShop split {split!r} is empty for this catalog")
+        index = options.get("index")
+        if index is None:
+            index = int(self.np_random.integers(n))
+        if not isinstance(index, int) or not 0 <= index < n:
+            raise ValueError(f"index must be an int in [0, {n}) for split {split!r}, got {index!r}")
+        return self._make_task(split, index)
+
+    # -- gym API -------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._task = self._resolve(dict(options or {}))
+        self._state = PageState()
+        self._steps = 0
+        self._done = False
+        self._progress_cache = {}
+        self._session = self._task.task_id.replace("webshop/", "fixed_").replace("/", "_")
+        self._obs = self._render()
+        return self._obs, self._info(True)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._task is None:
+            return "Call reset() before step().", 0.0, True, False, {
+                "action_valid": False, "error": "the environment has not been reset", "step": 0}
+        if self._done:
+            info = self._info(False, error="the episode has ended; call reset()")
+            return self._obs, 0.0, True, False, info
+        self._steps += 1
+        error, reward, terminated = self._apply(action)
+        truncated = not terminated and self._steps >= self.max_steps
+        self._done = terminated or truncated
+        self._obs = self._render()
+        obs = self._obs
+        if error is not None and self.invalid_action_feedback:
+            sep = " [SEP] " if self.observation_mode == "text" else "\n\n"
+            obs = f"{obs}{sep}Invalid action: {error}"
+        info = self._info(error is None, error=error)
+        if self._done:
+            info.update(self._outcome(reward if terminated else None))
+        return obs, float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        return self._obs if self.render_mode == "ansi" else None
+
+    # -- dynamics ------------------------------------------------------------------------------
+    def _apply(self, action: Any) -> tuple[str | None, float, bool]:
+        """Apply one action; returns (error or None, reward, terminated). Never raises."""
+        if not isinstance(action, str):
+            return f"an action is a string like search[...] or click[...], got {type(action).__name__}", 0.0, False
+        match = _ACTION.fullmatch(action)
+        if match is None:
+            return f"{_clip(action)} is not search[<keywords>] or click[<button>]", 0.0, False
+        name, arg = match.group(1).lower(), match.group(2).strip().lower()
+        state = self._state
+        if name == "search":
+            keywords = arg.split()
+            if not keywords:
+                return "search[...] needs keywords inside the brackets", 0.0, False
+            results = self.world.engine.search(" ".join(keywords))
+            self._state = PageState(page="results", keywords=keywords, results=results, visited=state.visited)
+            return None, 0.0, False
+        if name != "click":
+            return f"unknown action {_clip(match.group(1))}; use search[...] or click[...]", 0.0, False
+        available = clickables(state, self.catalog.by_asin)
+        if arg == "search" or arg not in available:
+            shown = ", ".join(c for c in available if c != "search") or "none: use search[<keywords>]"
+            return f"{_clip(arg)} cannot be clicked on this page; clickables: {shown}", 0.0, False
+        if arg == "back to search":
+            self._state = PageState(page="search", visited=state.visited)
+        elif arg == "next >":
+            state.page_num += 1
+        elif arg == "< prev":
+            if state.page == "results":
+                state.page_num -= 1
+            elif state.page == "item":
+                state.page, state.asin, state.options = "results", None, {}
+            else:
+                state.page, state.sub_page = "item", None
+        elif arg == "buy now":
+            reward, evaluation = self.world.reward(self._task.goal, state.asin, state.options)
+            evaluation["purchased"] = {"asin": state.asin, "options": dict(state.options),
+                                       "price": self.catalog.prices[state.asin]}
+            self._evaluation = evaluation
+            state.page, state.reward = "done", reward
+            return None, reward, True
+        elif state.page == "results":
+            asin = self.world.asin_from_click(arg)
+            state.page, state.asin, state.options = "item", asin, {}
+            state.visited.add(asin)
+        elif arg in SUB_PAGES:
+            state.page, state.sub_page = "sub", arg
+        else:  # an option value on the item page
+            for option_name, values in self.catalog.by_asin[state.asin]["options"].items():
+                if arg in values:
+                    state.options[option_name] = arg
+                    break
+        return None, 0.0, False
+
+    def _render(self) -> str:
+        return render(self._state, self._task.instruction, self.catalog.by_asin, self.observation_mode,
+                      self._session)
+
+    def _progress(self) -> float:
+        state, goal = self._state, self._task.goal
+        if state.page == "done":
+            return float(state.reward or 0.0)
+        if state.page in {"item", "sub"}:
+            return self.world.reward(goal, state.asin, state.options)[0]
+        if state.page == "results":
+            best = 0.0
+            for asin in state.page_results():
+                value = self._progress_cache.get(asin)
+                if value is None:
+                    value = self._progress_cache[asin] = self.world.reward(goal, asin, {})[0]
+                best = max(best, value)
+            return best
+        return 0.0
+
+    def _info(self, valid: bool, error: str | None = None) -> dict[str, Any]:
+        done = self._state.page == "done"
+        info = {
+            "task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
+            "action_valid": valid,
+            "available_actions": {"has_search_bar": self._state.page == "search",
+                                  "clickables": [] if done else clickables(self._state, self.catalog.by_asin)},
+            "progress": self._progress(),
+        }
+        if error is not None:
+            info["error"] = error
+        return info
+
+    def _outcome(self, reward: float | None) -> dict[str, Any]:
+        if reward is None:
+            return {"success": False, "score": 0.0, "evaluation": {"purchased": None, "reason": "step limit reached"}}
+        return {"success": reward == 1.0, "score": float(reward), "evaluation": dict(self._evaluation)}
+
+    # -- methods for wrappers and trainers -----------------------------------------------------
+    def oracle(self, task: Task | dict[str, Any]) -> list[str]:
+        """Actions that solve ``task`` from the search page (reward 1.0 for catalog goals)."""
+        task = Task.from_dict(task if isinstance(task, Task) else dict(task))
+        return oracle_actions(self.world, task.goal, task.instruction)
+
+    def profile(self) -> dict[str, Any]:
+        """What a task proposer needs to know: entities, attributes, options and operations."""
+        types: dict[str, dict[str, Any]] = {}
+        attributes: dict[str, int] = {}
+        options: dict[str, set[str]] = {}
+        for p in self.catalog.products:
+            entry = types.setdefault(p["query"], {"query": p["query"], "category": p["category"],
+                                                  "product_category": p["product_category"], "count": 0})
+            entry["count"] += 1
+            for a in p["Attributes"]:
+                attributes[a] = attributes.get(a, 0) + 1
+            for name, values in p["options"].items():
+                options.setdefault(name, set()).update(values)
+        return {
+            "env_id": ENV_ID,
+            "entities": {"categories": sorted({p["category"] for p in self.catalog.products}),
+                         "product_types": sorted(types.values(), key=lambda t: t["query"]),
+                         "num_products": len(self.catalog)},
+            "attributes": sorted(attributes, key=lambda a: (-attributes[a], a)),
+            "options": {k: sorted(v) for k, v in sorted(options.items())},
+            "operations": {
+                "search[<keywords>]": "search the catalog (any page); shows the top 50 results, 10 per page",
+                "click[<asin>]": "open a product from the results page",
+                "click[next >] / click[< prev]": "page through results; < prev also leaves item and sub-pages",
+                "click[<option value>]": "choose an option value on the item page",
+                "click[description|features|reviews]": "open an item sub-page",
+                "click[back to search]": "return to the search page",
+                "click[buy now]": "buy the open item with the chosen options; ends the episode",
+            },
+            "goal_fields": list(_GOAL_KEYS),
+            "splits": {k: len(v) for k, v in self.catalog.splits.items()},
+        }
+
+    def hindsight_task(self, trajectory: Trajectory) -> Task | None:
+        """A verifiable task whose goal is what ``trajectory`` bought (None if it bought nothing)."""
+        purchased = None
+        for step in reversed(trajectory.steps):
+            purchased = (step.info.get("evaluation") or {}).get("purchased")
+            if purchased:
+                break
+        if not purchased or purchased.get("asin") not in self.catalog.by_asin:
+            return None
+        asin, chosen = purchased["asin"], dict(purchased.get("options") or {})
+        product = self.catalog.by_asin[asin]
+        rng = make_random(self.catalog_seed, "hindsight", trajectory.task.task_id, asin, sorted(chosen.items()))
+        pool = [a for a in product["Attributes"] if a != "DUMMY_ATTR"]
+        attrs = rng.sample(pool, min(len(pool), rng.randint(1, 2))) if pool else []
+        if not attrs:
+            return None
+        upper, price_text = price_upper(self.catalog.prices[asin], rng)
+        thing = product["query"]
+        text = f"i am looking for {' and '.join(attrs)} {thing}"
+        if chosen:
+            text += " with " + ", and ".join(f"{k}: {v}" for k, v in chosen.items())
+        goal = {"asin": asin, "category": product["category"], "query": product["query"], "name": product["name"],
+                "product_category": product["product_category"], "instruction_text": text + price_text,
+                "attributes": attrs, "price_upper": upper, "goal_options": list(chosen.values()), "weight": 1}
+        reference = oracle_actions(self.world, goal, goal["instruction_text"])
+        parent = trajectory.task
+        return parent.derive(instruction=goal["instruction_text"], goal=goal, reference=reference,
+                             proposer="hindsight", metadata={"source": "hindsight", "purchased": purchased})

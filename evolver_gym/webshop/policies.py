@@ -1,0 +1,69 @@
+"""Reference policies for WebShop: the oracle and the rule baseline.
+
+* ``oracle_actions`` - actions that buy the goal's product with the goal's options: search the
+  instruction (or, if the target is not in the top 50, its title), page to it, click it, click each
+  goal option, buy.
+* ``rule_baseline`` - WebShop's rule baseline as a ``policy(obs, info) -> action``: search the
+  instruction, click the first result, buy it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .normalize import normalize_color, token_set_ratio
+from .pages import PAGE_SIZE
+
+__all__ = ["oracle_actions", "rule_baseline", "search_arg"]
+
+
+def search_arg(text: str) -> str:
+    """``text`` made safe inside ``search[...]`` (brackets and newlines dropped)."""
+    return " ".join(re.sub(r"[\[\]]", " ", text).split())
+
+
+def _option_clicks(product: dict[str, Any], goal_options: Any) -> list[str]:
+    wanted = list(goal_options.values()) if isinstance(goal_options, dict) else list(goal_options)
+    clicks, used = [], set()
+    for g in wanted:
+        best, best_score = None, 85
+        for name, values in product["options"].items():
+            if name in used:
+                continue
+            for v in values:
+                score = 101 if v == g else token_set_ratio(normalize_color(v), normalize_color(g))
+                if score > best_score:
+                    best, best_score = (name, v), score
+        if best is not None:
+            used.add(best[0])
+            clicks.append(f"click[{best[1]}]")
+    return clicks
+
+
+def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[str]:
+    """A shortest-known action list that earns the goal's best reward (1.0 for catalog goals)."""
+    asin = goal["asin"]
+    product = world.catalog.by_asin[asin]
+    for query in (search_arg(instruction), search_arg(product["Title"]), search_arg(goal.get("query", ""))):
+        if not query:
+            continue
+        results = world.engine.search(query)
+        if asin in results:
+            rank = results.index(asin)
+            return ([f"search[{query}]"] + ["click[next >]"] * (rank // PAGE_SIZE) + [f"click[{asin.lower()}]"]
+                    + _option_clicks(product, goal["goal_options"]) + ["click[buy now]"])
+    raise LookupError(f"goal product {asin!r} is not reachable by search")
+
+
+def rule_baseline(observation: str, info: dict[str, Any]) -> str:
+    """Search the instruction, click the first result, buy it."""
+    clickables = info.get("available_actions", {}).get("clickables", [])
+    if "buy now" in clickables:
+        return "click[buy now]"
+    if info.get("available_actions", {}).get("has_search_bar"):
+        return f"search[{search_arg(info['instruction'])}]"
+    products = [c for c in clickables if re.fullmatch(r"[a-z0-9]{10}", c)]
+    if products:
+        return f"click[{products[0]}]"
+    return "click[back to search]" if "back to search" in clickables else "click[buy now]"

@@ -20,3 +20,5 @@ def _register(env_id: str, entry_point: str, **kwargs) -> None:
 
 
 _register("evolver/WebShop-v0", "evolver_gym.webshop.env:WebShopEnv")
+_register("evolver/AppWorld-v0", "evolver_gym.appworld.env:AppWorldEnv")
+_register("evolver/AppWorldReal-v0", "evolver_gym.appworld.real:RealAppWorldEnv")

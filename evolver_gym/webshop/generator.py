@@ -34,8 +34,10 @@ FILE_NAMES = {"products": "items_shuffle.json", "attributes": "items_ins_v2.json
 _OPTION_NAMES = {"color": "Color", "scent": "Scent", "flavor": "Flavor Name", "coffee_flavor": "Flavor Name",
                  "tp_flavor": "Flavor Name", "count": "Item Package Quantity", "style": "Style",
                  "phone_model": "Style", "tablet_model": "Style", "material": "Material"}
-_NEGATIVE_KINDS = ("missing", "missing", "options", "budget", "missing", "options")
-_FAMILY_SIZES = (1, 2, 2, 3, 3, 3, 4, 4, 5)  # target + up to 4 hard negatives
+_SECOND_DIM = {"beauty": "count", "electronics": "style", "fashion": "material", "grocery": "count",
+               "garden": "material"}
+_NEGATIVE_KINDS = ("missing", "missing", "missing", "budget", "budget", "options", "missing", "options")
+_FAMILY_SIZES = (1, 2, 3, 3, 4, 4, 5, 5, 6, 7)  # target + up to 6 hard negatives
 _NUMBER_WORDS = {"5": "five", "6": "six", "7": "seven", "8": "eight", "9": "nine", "10": "ten",
                  "11": "eleven", "12": "twelve"}
 
@@ -84,22 +86,25 @@ def _draft(rng: Random, ptype: ProductType, brands: tuple[str, ...]) -> _Draft:
     pool = sorted({a for g in ptype.groups for a in ATTRIBUTE_GROUPS[g]})
     attributes = rng.sample(pool, min(len(pool), rng.randint(3, 6)))
     options: dict[str, list[str]] = {}
-    for dim in ptype.options:
+    dims = list(ptype.options)
+    if len(dims) == 1 and rng.random() < 0.8:  # a second dimension, so option choice matters more
+        dims.append(_SECOND_DIM[ptype.category])
+    for dim in dims:
         name = _OPTION_NAMES.get(dim, "Size")
         if name in options:
             continue
         values = OPTION_POOLS[dim]
         options[name] = rng.sample(values, min(len(values), rng.randint(2, 6)))
-    if rng.random() < 0.12:  # some products have no options at all
+    if rng.random() < 0.05:  # some products have no options at all
         options = {}
     lo = _price(rng, *ptype.price)
     hi = round(lo * rng.uniform(1.1, 1.6), 2) if options and rng.random() < 0.4 else None
-    title_attrs = [a for a in attributes if rng.random() < 0.3][:2]
+    title_attrs = [a for a in attributes if rng.random() < 0.2][:2]
     return _Draft(
         ptype=ptype, brand=rng.choice(brands), modifier=rng.choice(MODIFIERS), attributes=attributes,
         title_attrs=title_attrs,
-        bullet_attrs=[a for a in attributes if rng.random() < 0.45],
-        desc_attrs=[a for a in attributes if rng.random() < 0.3],
+        bullet_attrs=[a for a in attributes if rng.random() < 0.3],
+        desc_attrs=[a for a in attributes if rng.random() < 0.2],
         options=options, price=(lo, hi), template=rng.randrange(4),
         hint=rng.choice([v for vs in options.values() for v in vs]) if options and rng.random() < 0.3 else None,
     )
@@ -176,6 +181,8 @@ def _render(rng: Random, d: _Draft, asin: str) -> dict[str, Any]:
     }
 
 
+_CONTEXT = (" for my wife", " for daily use", " for travel", " for the office", " as a gift", " for my son",
+            " for the living room", " for everyday use", " for summer", " that looks modern")
 _OPENERS = ("i need", "i want", "i am looking for", "i'm looking for", "find me", "looking for",
             "can you get me", "i would like", "please find", "get me")
 
@@ -205,7 +212,7 @@ def _typo(rng: Random, text: str, rate: float) -> str:
 
 def _instruction(rng: Random, d: _Draft, attrs: list[str], opts: list[tuple[str, str]]) -> str:
     kind = rng.random()
-    thing = d.ptype.name if kind < 0.7 else d.ptype.query if kind < 0.9 else d.ptype.name.split()[-1]
+    thing = d.ptype.name if kind < 0.6 else d.ptype.query if kind < 0.8 else d.ptype.name.split()[-1]
     opener = rng.choice(_OPENERS)
     article = "" if thing.endswith("s") or opener in {"find me", "get me"} else "a "
     attr_text = " and ".join(attrs)
@@ -218,16 +225,18 @@ def _instruction(rng: Random, d: _Draft, attrs: list[str], opts: list[tuple[str,
         text = f"{opener} {article}{thing} with {attr_text}"
     for name, raw in opts:
         text += rng.choice((", ", " ", " and ")) + _option_phrase(rng, name, raw.lower())
+    if rng.random() < 0.35:  # context people add; it also matches other products' texts
+        text += rng.choice(_CONTEXT)
     return _typo(rng, " ".join(text.split()), 0.04)
 
 
 def _human_instructions(rng: Random, d: _Draft, asin: str) -> list[dict[str, Any]]:
     records = []
     options_processed = {k.lower(): [option_value(v) for v in vs] for k, vs in d.options.items()}
-    for n in range(rng.choice((1, 2, 2, 3, 3, 4))):
-        attrs = rng.sample(d.attributes, min(len(d.attributes), rng.choice((1, 1, 2, 2, 2, 3))))
+    for n in range(rng.choice((2, 2, 3, 3, 4, 4, 5))):
+        attrs = rng.sample(d.attributes, min(len(d.attributes), rng.choice((1, 1, 1, 1, 2, 2, 2, 2, 3, 3))))
         dims = list(d.options)
-        n_opt = min(len(dims), rng.choice((0, 0, 1, 1, 1, 2, 2, 2, 2)))
+        n_opt = min(len(dims), rng.choice((0, 1, 1, 2, 2, 2, 2, 2, 2, 2)))
         opts = [(dim, rng.choice(d.options[dim])) for dim in rng.sample(dims, n_opt)]
         records.append({
             "asin": asin, "instruction": _instruction(rng, d, attrs, opts),
@@ -259,11 +268,15 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
         top = hi if hi is not None else lo
         neg.price = (round(top + rng.uniform(45, 120), 2), None)
         return neg
-    dropped = rng.choice(wanted_attrs)
+    dropped = rng.sample(wanted_attrs, min(len(wanted_attrs), rng.choice((1, 1, 2, 3))))
     for seq in (neg.attributes, neg.title_attrs, neg.bullet_attrs, neg.desc_attrs):
-        while dropped in seq:
-            seq.remove(dropped)
-    return neg
+        seq[:] = [a for a in seq if a not in dropped]
+    if not neg.attributes or rng.random() < 0.5:  # keep the count similar with an unrequested attribute
+        pool = sorted({a for g in neg.ptype.groups for a in ATTRIBUTE_GROUPS[g]} - set(wanted_attrs)
+                      - set(neg.attributes))
+        if pool:
+            neg.attributes.append(rng.choice(pool))
+    return neg if neg.attributes else None
 
 
 OPTION_POOLS_BY_NAME: dict[str, tuple[str, ...]] = {}
@@ -313,7 +326,8 @@ def generate_raw(num_products: int = 1000, seed: int = 0) -> RawData:
             product = _render(rng, draft, this_asin)
             product["_attributes"] = draft.attributes
             if why and why[0] == "missing" and why[1] and _still_has(product, why[1]["instruction_attributes"]):
-                continue  # the dropped attribute survived in some text: not a hard negative, skip it
+                # Every requested attribute survived in some text: not a hard negative, skip it.
+                continue
             attributes[this_asin] = {"attributes": product.pop("_attributes")}
             if rng.random() < 0.4:
                 ins_attrs = rng.sample(draft.attributes, min(len(draft.attributes), rng.randint(1, 2)))

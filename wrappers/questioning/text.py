@@ -48,9 +48,29 @@ def jaccard(a: str | frozenset[str], b: str | frozenset[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
+# Goal fields that say how a task is worded or weighted, not what it asks for.
+PRESENTATION_KEYS = frozenset({"instruction_text", "instruction", "weight"})
+
+
+def _canonical(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _canonical(v) for k, v in x.items() if k not in PRESENTATION_KEYS}
+    if isinstance(x, (list, tuple)):
+        items = [_canonical(v) for v in x]
+        # Lists of scalars (attributes, options) are sets in meaning: order must not matter.
+        return sorted(items, key=str) if all(not isinstance(v, (dict, list)) for v in items) else items
+    return x
+
+
 def goal_key(goal: dict[str, Any]) -> str:
-    """A canonical JSON string of a goal: two goals are the same task target iff keys are equal."""
-    return json.dumps(goal, sort_keys=True, default=str, ensure_ascii=False)
+    """A canonical string of what a goal asks for: presentation keys dropped, scalar lists sorted.
+
+    Example:
+        >>> goal_key({"asin": "B1", "attributes": ["b", "a"], "instruction_text": "x"}) == \\
+        ...     goal_key({"attributes": ["a", "b"], "asin": "B1", "instruction_text": "y"})
+        True
+    """
+    return json.dumps(_canonical(goal), sort_keys=True, default=str, ensure_ascii=False)
 
 
 @runtime_checkable

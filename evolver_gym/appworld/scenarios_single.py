@@ -93,7 +93,8 @@ def disable_early_alarms(d: Draft, rnd: random.Random) -> TaskSpec:
               "requirement": f"alarm {i} is turned off"} for i in hits]
     return TaskSpec(f"Turn off every alarm of mine that is on and rings before {cutoff}.", code, tests,
                     allowed={"phone.alarms": {"updated": hits, "fields": ["enabled"]}}, params={"cutoff": cutoff},
-                    perturbations={"missed_page": ""} if len(alarms) > 5 else {})
+                    perturbations={"missed_page": ""} if any(
+                        [a["id"] for a in alarms].index(i) >= 5 for i in hits) else {})
 
 
 @scenario("like_album_songs", ("music",), 2)
@@ -126,8 +127,9 @@ def like_album_songs(d: Draft, rnd: random.Random) -> TaskSpec:
 @scenario("genre_playlist", ("music",), 3)
 def genre_playlist(d: Draft, rnd: random.Random) -> TaskSpec:
     genre = rnd.choice(GENRES)
-    lib = d.q("music", "SELECT s.id FROM library_songs l JOIN songs s ON s.id = l.song_id WHERE l.user_id = 1 "
-                       "AND s.genre = ? ORDER BY l.id", (genre,))
+    everything = d.q("music", "SELECT s.id, s.genre FROM library_songs l JOIN songs s ON s.id = l.song_id "
+                              "WHERE l.user_id = 1 ORDER BY l.id")
+    lib = [r for r in everything if r["genre"] == genre]
     if len(lib) < 3:
         retry("too few songs of the genre")
     title = f"All my {genre}"
@@ -146,7 +148,8 @@ def genre_playlist(d: Draft, rnd: random.Random) -> TaskSpec:
                "requirement": f"song {r['id']} is in the playlist"} for r in lib]
     return TaskSpec(f"Make a private playlist called \"{title}\" with every {genre} song in my music library.", code,
                     tests, allowed={"music.playlists": {"added": True}, "music.playlist_songs": {"added": True}},
-                    perturbations={"missed_page": ""}, params={"genre": genre})
+                    perturbations={"missed_page": ""} if everything.index(lib[-1]) >= 5 else {},
+                    params={"genre": genre})
 
 
 @scenario("overdue_tasks", ("todo", "phone"), 2)

@@ -139,7 +139,7 @@ class SearchEngine:
         field = {"<a>": "Attributes", "<c>": "category", "<q>": "query"}[keywords[0]]
         hits = []
         for p in self._products:
-            value = p[field]
+            value = p.get(field, "")
             if (rest in value) if isinstance(value, list) else value == rest:
                 hits.append(p["asin"])
                 if len(hits) == k:

@@ -203,7 +203,7 @@ class ExperiencePool:
         """The embedder, built from the config on first use when none was given."""
         if self._embedder is None:
             self._embedder = Embedder(self.config.embedding_model, device=self.config.device)
-            if self._embedder.dim != self.dim:
+            if getattr(self, "dim", None) is not None and self._embedder.dim != self.dim:
                 raise ValueError(f"the pool stores dim {self.dim}, the embedder makes dim {self._embedder.dim}")
         return self._embedder
 

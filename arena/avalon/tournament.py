@@ -1,0 +1,255 @@
+"""Avalon tournaments: fair seating, resumable JSONL results, win rates with Wilson intervals, Elo.
+
+* ``run_tournament`` - play ``num_games`` games between entrants; append each game to a JSONL file
+  (a rerun skips games already there), return and write the summary.
+* ``summarize`` - per-entrant, per-team and per-role win rates (Wilson 95% intervals), good win
+  rate, end reasons, invalid/fallback counts, Elo.
+* ``wilson`` - the Wilson score interval; ``elo_ratings`` - team Elo over games in order.
+* ``make_entrant`` - an entrant from a spec: ``random``, ``rule``, ``rule_votes`` or
+  ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint).
+
+Fairness: games come in blocks of ``n`` (the player count). Within a block the entrants keep their
+seats (entrants are dealt round-robin over seats, rotated between blocks and shuffled), and the
+roles rotate one seat per game, so each seat, hence each entrant, plays every role of the deal
+equally often.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from evolver_gym.core.seeding import derive_seed, make_rng
+
+from .bots import PLAYER_KINDS, Player, make_player
+from .play import play_game
+from .rules import EVIL_ROLES, AvalonConfig
+
+__all__ = ["run_tournament", "side_matchup", "summarize", "wilson", "elo_ratings", "make_entrant", "schedule"]
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a win rate (``(0, 1)`` when ``n == 0``).
+
+    Example:
+        >>> lo, hi = wilson(50, 100); round(lo, 3), round(hi, 3)
+        (0.404, 0.596)
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def make_entrant(spec: str, name: str | None = None) -> Callable[[], Player]:
+    """A factory of fresh players for ``spec`` (see the module docstring)."""
+    if spec.startswith("llm:"):
+        model, _, base_url = spec[4:].partition("@")
+        if not model:
+            raise ValueError(f"llm entrant spec {spec!r} lacks a model: use 'llm:<model>@<base_url>'")
+
+        def factory() -> Player:
+            from evolver_gym.core.llm import OpenAIChatClient
+
+            from .llm_seat import LLMSeat
+
+            client = OpenAIChatClient(model=model, base_url=base_url or None, role="arena")
+            return LLMSeat(client, name=name or spec)
+
+        return factory
+    if spec not in PLAYER_KINDS:
+        raise ValueError(f"unknown entrant {spec!r}; use one of {PLAYER_KINDS} or 'llm:<model>@<base_url>'")
+    return lambda: make_player(spec, name)
+
+
+def schedule(entrants: list[str], config: AvalonConfig, seed: int, index: int) -> tuple[list[str], list[str], int]:
+    """``(lineup, roles, game_seed)`` of game ``index``: entrant per seat, role per seat."""
+    n = config.num_players
+    block, r = divmod(index, n)
+    rng = make_rng(seed, "tournament-block", block)
+    lineup = [entrants[(s + block) % len(entrants)] for s in range(n)]
+    rng.shuffle(lineup)
+    base = list(config.roles_in_play())
+    rng.shuffle(base)
+    roles = [base[(s + r) % n] for s in range(n)]
+    return lineup, roles, derive_seed(seed, "tournament-game", index)
+
+
+def _read_results(path: Path) -> dict[int, dict[str, Any]]:
+    done: dict[int, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+                done[int(rec["index"])] = rec
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a killed process: that game is played again
+    return done
+
+
+def _drop_partial_line(path: Path) -> None:
+    """Cut a last line left without its newline by a killed process, so appends start clean."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def run_tournament(entrants: Iterable[str] | dict[str, str], *, num_games: int, config: AvalonConfig,
+                   seed: int = 0, out: str | os.PathLike | None = None, save_records: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Play a tournament and return its summary.
+
+    Args:
+        entrants: Entrant specs (names = specs) or ``{name: spec}``.
+        num_games: Games in total (a multiple of the player count gives exactly fair roles).
+        config: The rules of every game.
+        seed: Tournament seed (seating, deals, players).
+        out: JSONL file of game results; rerunning with the same file resumes. The summary goes to
+            ``<out>.summary.json``.
+        save_records: Keep every game's public record (for the viewer) in the results.
+        progress: Called with ``(games_done, num_games)``.
+    """
+    specs = dict(entrants) if isinstance(entrants, dict) else {e: e for e in entrants}
+    if not specs:
+        raise ValueError("a tournament needs at least one entrant")
+    if not isinstance(num_games, int) or num_games < 1:
+        raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+    factories = {name: make_entrant(spec, name) for name, spec in specs.items()}
+    names = sorted(specs)
+    path = Path(out) if out is not None else None
+    results = _read_results(path) if path else {}
+    stale = [i for i, r in results.items() if r.get("config") != config.to_dict() or r.get("tournament_seed") != seed]
+    if stale:
+        raise ValueError(f"{path} holds games of another tournament (config or seed differ); use a new file")
+    if path and path.exists():
+        _drop_partial_line(path)
+    fh = path.open("a", encoding="utf-8") if path else None
+    try:
+        for index in range(num_games):
+            if index in results:
+                continue
+            lineup, roles, game_seed = schedule(names, config, seed, index)
+            players = [factories[name]() for name in lineup]
+            res = play_game(players, config=config, seed=game_seed, roles=roles)
+            rec = {"index": index, "tournament_seed": seed, "config": config.to_dict(), "lineup": lineup,
+                   **{k: v for k, v in res.items() if k != "record"}}
+            llm_stats = [getattr(p, "stats", None) for p in players]
+            if any(llm_stats):
+                rec["llm_stats"] = llm_stats
+            if save_records:
+                rec["record"] = res["record"]
+            results[index] = rec
+            if fh:
+                fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            if progress:
+                progress(len(results), num_games)
+    finally:
+        if fh:
+            fh.close()
+    summary = summarize([results[i] for i in sorted(results) if i < num_games])
+    if path:
+        tmp = path.with_name(path.name + ".summary.json.tmp")
+        tmp.write_text(json.dumps(summary, indent=2))
+        os.replace(tmp, path.with_name(path.name + ".summary.json"))
+    return summary
+
+
+def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 1500.0) -> dict[str, float]:
+    """Team Elo: each side's rating is the mean of its seats' entrant ratings; a side gains
+    ``k * (result - expected)``, split equally among its seats (an entrant sums over its seats)."""
+    ratings: dict[str, float] = {}
+    for g in games:
+        lineup, roles = g["lineup"], g["roles"]
+        for name in lineup:
+            ratings.setdefault(name, start)
+        evil = [r in EVIL_ROLES for r in roles]
+        good_r = [ratings[lineup[s]] for s in range(len(lineup)) if not evil[s]]
+        evil_r = [ratings[lineup[s]] for s in range(len(lineup)) if evil[s]]
+        expect_good = 1.0 / (1.0 + 10 ** ((sum(evil_r) / len(evil_r) - sum(good_r) / len(good_r)) / 400))
+        score_good = 1.0 if g["winner"] == "good" else 0.0
+        delta: dict[str, float] = {}
+        for s, name in enumerate(lineup):
+            # Each side's change is split among its seats, so the update is zero-sum.
+            d = (score_good - expect_good) / len(good_r) if not evil[s] else (expect_good - score_good) / len(evil_r)
+            delta[name] = delta.get(name, 0.0) + k * d
+        for name, d in delta.items():
+            ratings[name] += d
+    return {name: round(r, 1) for name, r in sorted(ratings.items())}
+
+
+def _rate(wins: int, n: int) -> dict[str, Any]:
+    lo, hi = wilson(wins, n)
+    return {"games": n, "wins": wins, "win_rate": round(wins / n, 4) if n else None,
+            "ci95": [round(lo, 4), round(hi, 4)]}
+
+
+def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
+    """Win rates per entrant / team / role with Wilson 95% intervals, end reasons, Elo."""
+    tallies: dict[str, dict[str, list[int]]] = {}
+    reasons: dict[str, int] = {}
+    good_wins = 0
+    invalid: dict[str, int] = {}
+    fallbacks: dict[str, int] = {}
+    for g in games:
+        reasons[g["end_reason"]] = reasons.get(g["end_reason"], 0) + 1
+        good_wins += g["winner"] == "good"
+        for s, (name, role) in enumerate(zip(g["lineup"], g["roles"])):
+            side = "evil" if role in EVIL_ROLES else "good"
+            won = int(g["winner"] == side)
+            t = tallies.setdefault(name, {})
+            for key in ("all", f"team:{side}", f"role:{role}"):
+                w_n = t.setdefault(key, [0, 0])
+                w_n[0] += won
+                w_n[1] += 1
+            invalid[name] = invalid.get(name, 0) + g["invalid_actions"][s]
+            fallbacks[name] = fallbacks.get(name, 0) + g["fallback_actions"][s]
+    entrants = {}
+    for name, t in sorted(tallies.items()):
+        entrants[name] = {
+            "overall": _rate(*t["all"]),
+            "teams": {k[5:]: _rate(*v) for k, v in sorted(t.items()) if k.startswith("team:")},
+            "roles": {k[5:]: _rate(*v) for k, v in sorted(t.items()) if k.startswith("role:")},
+            "invalid_actions": invalid[name],
+            "fallback_actions": fallbacks[name],
+        }
+    return {
+        "games": len(games),
+        "good_win": _rate(good_wins, len(games)),
+        "end_reasons": dict(sorted(reasons.items())),
+        "entrants": entrants,
+        "elo": elo_ratings(games),
+    }
+
+
+def side_matchup(good: str, evil: str, *, num_games: int, config: AvalonConfig, seed: int = 0) -> dict[str, Any]:
+    """Good win rate when every good seat is ``good`` and every evil seat is ``evil`` (entrant specs).
+
+    Example:
+        >>> side_matchup("rule", "random", num_games=20, config=AvalonConfig(5))["good_win"]["games"]
+        20
+    """
+    good_f, evil_f = make_entrant(good), make_entrant(evil)
+    games = []
+    for index in range(num_games):
+        _, roles, game_seed = schedule(["x"], config, seed, index)
+        players = [evil_f() if r in EVIL_ROLES else good_f() for r in roles]
+        res = play_game(players, config=config, seed=game_seed, roles=roles)
+        games.append({**res, "lineup": [evil if r in EVIL_ROLES else good for r in roles]})
+    wins = sum(g["winner"] == "good" for g in games)
+    reasons: dict[str, int] = {}
+    for g in games:
+        reasons[g["end_reason"]] = reasons.get(g["end_reason"], 0) + 1
+    return {"good": good, "evil": evil, "num_players": config.num_players, "good_win": _rate(wins, num_games),
+            "end_reasons": dict(sorted(reasons.items()))}

@@ -1,0 +1,194 @@
+"""``evolver arena``: play Avalon games, run tournaments, watch games in the browser.
+
+Commands::
+
+    evolver arena play --seats rule,rule,random,rule,rule --seed 3 [--save game.json] [--reveal]
+    evolver arena tournament --entrants rule,random --games 100 --out results.jsonl
+    evolver arena matchup --good rule --evil random --games 200
+    evolver arena view --game game.json | --results results.jsonl --index 3 | --live [--seats ...]
+
+Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,percival,...``,
+``--hammer evil_wins|auto_approve``, ``--avalonbench`` (AvalonBench/AgentEvolver rules),
+``--discussion-rounds``. Entrant specs: ``random``, ``rule``, ``rule_votes``, ``llm:<model>@<base_url>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .avalon.rules import AvalonConfig
+
+__all__ = ["main", "build_parser"]
+
+
+def _add_rules(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--players", type=int, default=5, help="number of players, 5-10")
+    p.add_argument("--roles", default="merlin,assassin", help="special roles, comma-separated ('' for none)")
+    p.add_argument("--hammer", default="evil_wins", choices=["evil_wins", "auto_approve"])
+    p.add_argument("--avalonbench", action="store_true", help="AvalonBench/AgentEvolver rule variant")
+    p.add_argument("--discussion-rounds", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _config(args: argparse.Namespace) -> AvalonConfig:
+    roles = tuple(r for r in args.roles.split(",") if r)
+    if args.avalonbench:
+        return AvalonConfig.avalonbench(args.players, special_roles=roles,
+                                        discussion_rounds=args.discussion_rounds)
+    return AvalonConfig(args.players, special_roles=roles, hammer=args.hammer,
+                        discussion_rounds=args.discussion_rounds)
+
+
+def _seats(spec: str, n: int) -> list:
+    from .avalon.tournament import make_entrant
+
+    kinds = [s for s in spec.split(",") if s]
+    if len(kinds) == 1:
+        kinds = kinds * n
+    if len(kinds) != n:
+        raise ValueError(f"--seats lists {len(kinds)} players; {n} needed (or one for all)")
+    return [make_entrant(k)() for k in kinds]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evolver arena", description="Avalon games, tournaments and viewer.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("play", help="play one game and print its transcript")
+    _add_rules(p)
+    p.add_argument("--seats", default="rule", help="player per seat, comma-separated (one name: all seats)")
+    p.add_argument("--save", help="write the game record (JSON) here, for 'view --game'")
+    p.add_argument("--reveal", action="store_true", help="print the roles first (spectator with full view)")
+
+    t = sub.add_parser("tournament", help="many games with fair seating; win rates, intervals, Elo")
+    _add_rules(t)
+    t.add_argument("--entrants", required=True, help="entrant specs, comma-separated; name=spec to rename")
+    t.add_argument("--games", type=int, default=100)
+    t.add_argument("--out", help="results JSONL (resumable); the summary goes next to it")
+    t.add_argument("--save-records", action="store_true", help="keep each game's record for the viewer")
+
+    m = sub.add_parser("matchup", help="good win rate of one player kind (good seats) against another (evil)")
+    _add_rules(m)
+    m.add_argument("--good", required=True)
+    m.add_argument("--evil", required=True)
+    m.add_argument("--games", type=int, default=200)
+
+    v = sub.add_parser("view", help="serve the web viewer")
+    _add_rules(v)
+    src = v.add_mutually_exclusive_group(required=True)
+    src.add_argument("--game", help="a game record saved by 'play --save'")
+    src.add_argument("--results", help="a tournament results JSONL saved with --save-records")
+    src.add_argument("--live", action="store_true", help="play a new game and follow it live")
+    v.add_argument("--index", type=int, default=0, help="game index in --results")
+    v.add_argument("--seats", default="rule", help="players of the live game")
+    v.add_argument("--delay", type=float, default=0.5, help="seconds between live events")
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=int, default=8765)
+    v.add_argument("--serve-seconds", type=float, default=0, help="stop after this long (0: until Ctrl-C)")
+    return parser
+
+
+def _play(args: argparse.Namespace) -> int:
+    from .avalon.play import play_game
+
+    config = _config(args)
+    result = play_game(_seats(args.seats, config.num_players), config=config, seed=args.seed)
+    record = result["record"]
+    if args.reveal:
+        print("Roles: " + ", ".join(f"P{s} {r}" for s, r in enumerate(result["roles"])))
+    for event in record["events"]:
+        print(event["text"])
+    print(f"\nwinner: {result['winner']} ({result['end_reason']}), {result['steps']} steps, "
+          f"invalid actions per seat: {result['invalid_actions']}")
+    if args.save:
+        Path(args.save).write_text(json.dumps(record, indent=1))
+        print(f"saved {args.save}")
+    return 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from .avalon.tournament import run_tournament
+
+    entrants = {}
+    for item in args.entrants.split(","):
+        name, _, spec = item.partition("=")
+        entrants[name] = spec or name
+    summary = run_tournament(entrants, num_games=args.games, config=_config(args), seed=args.seed, out=args.out,
+                             save_records=args.save_records)
+    g = summary["good_win"]
+    print(f"games: {summary['games']}   good win rate: {g['win_rate']:.3f} "
+          f"[{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]   end reasons: {summary['end_reasons']}")
+    print(f"{'entrant':<14}{'games':>6}{'win':>8}{'95% CI':>18}{'good':>8}{'evil':>8}{'Elo':>8}")
+    for name, e in summary["entrants"].items():
+        o, teams = e["overall"], e["teams"]
+        ci = f"[{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
+        good = teams.get("good", {}).get("win_rate")
+        evil = teams.get("evil", {}).get("win_rate")
+        print(f"{name:<14}{o['games']:>6}{o['win_rate']:>8.3f}{ci:>18}"
+              f"{'-' if good is None else f'{good:.3f}':>8}{'-' if evil is None else f'{evil:.3f}':>8}"
+              f"{summary['elo'][name]:>8.1f}")
+        print("    roles: " + ", ".join(f"{r} {v['win_rate']:.2f} (n={v['games']})" for r, v in e["roles"].items()))
+    if args.out:
+        print(f"results: {args.out}  summary: {args.out}.summary.json")
+    return 0
+
+
+def _matchup(args: argparse.Namespace) -> int:
+    from .avalon.tournament import side_matchup
+
+    res = side_matchup(args.good, args.evil, num_games=args.games, config=_config(args), seed=args.seed)
+    g = res["good_win"]
+    print(f"{args.good} (good) vs {args.evil} (evil), {res['num_players']} players, {g['games']} games: "
+          f"good wins {g['win_rate']:.3f} [{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]; {res['end_reasons']}")
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    from .avalon.viewer import serve_live, serve_record
+
+    if args.live:
+        config = _config(args)
+        server, _ = serve_live(_seats(args.seats, config.num_players), config, args.seed, delay=args.delay,
+                               host=args.host, port=args.port)
+    else:
+        if args.game:
+            record = json.loads(Path(args.game).read_text())
+        else:
+            rows = [json.loads(line) for line in Path(args.results).read_text().splitlines() if line.strip()]
+            match = [r for r in rows if r.get("index") == args.index]
+            if not match or "record" not in match[0]:
+                print(f"no saved record for game {args.index} in {args.results} (run with --save-records)",
+                      file=sys.stderr)
+                return 2
+            record = match[0]["record"]
+        server = serve_record(record, host=args.host, port=args.port)
+    print(f"Avalon viewer at {server.url}  (Ctrl-C to stop)", flush=True)
+    try:
+        if args.serve_seconds:
+            time.sleep(args.serve_seconds)
+        else:
+            while True:
+                time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``evolver arena``; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view}[args.command](args)
+    except (ValueError, OSError) as exc:
+        print(f"evolver arena {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

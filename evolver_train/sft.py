@@ -1,0 +1,254 @@
+"""Supervised warm start: teach a policy the environment's action format from oracle demonstrations.
+
+* ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
+* ``collect_demonstrations`` - play the environment's oracle, a share of it deliberately imperfect.
+* ``encode_demonstration`` - the token ids of one demonstration exactly as a rollout lays them out.
+* ``train_sft`` - build (or load) the policy, train it on the demonstrations, save a checkpoint.
+* ``main`` - ``evolver sft --config configs/sft.yaml`` or flags.
+
+The demonstrations are laid out with the rollout's own ``ChatCodec`` (prompt, then each action and
+its EOS, then the next observation as a chat-template delta), so the warm-started policy sees at
+RL time exactly the token layout it was trained on. Loss is on action tokens only.
+
+Imperfect demonstrations leave room for RL on purpose: a share of them buys a different product
+from the results, skips an option, or stops after the search, the way a half-trained agent would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from evolver_gym.core import Step, Task, Trajectory, make_rng
+
+__all__ = ["SFTConfig", "collect_demonstrations", "encode_demonstration", "train_sft", "main"]
+
+
+@dataclass
+class SFTConfig:
+    """Options of a supervised warm start. Every field is also a command-line flag."""
+
+    output_dir: str = field(default="outputs/sft", metadata={"help": "Where the checkpoint (model + tokenizer) is written."})
+    env_id: str = field(default="evolver/WebShop-v0", metadata={"help": "Gymnasium id of the environment."})
+    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={"help": "Environment constructor kwargs (JSON on the command line)."})
+    split: str = field(default="train", metadata={"help": "Split whose tasks are demonstrated."})
+    num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
+    imperfect_share: float = field(default=0.35, metadata={"help": "Share of demonstrations that are deliberately imperfect."})
+    model_name_or_path: str = field(default="tiny", metadata={
+        "help": "'tiny' builds a small Llama-style policy and a word-level tokenizer from the environment; "
+                "otherwise a Hugging Face name or local folder."})
+    hidden_size: int = field(default=128, metadata={"help": "Tiny policy: hidden size."})
+    num_hidden_layers: int = field(default=2, metadata={"help": "Tiny policy: layers."})
+    num_attention_heads: int = field(default=4, metadata={"help": "Tiny policy: attention heads."})
+    system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
+    max_observation_tokens: int = field(default=512, metadata={"help": "Observations longer than this keep head and tail."})
+    learning_rate: float = field(default=3e-3, metadata={"help": "AdamW learning rate (cosine decay to 10%)."})
+    batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
+    max_steps: int = field(default=2000, metadata={"help": "Upper bound on optimiser steps."})
+    max_minutes: float = field(default=5.0, metadata={"help": "Stop after this much training time (0 = no limit)."})
+    seed: int = field(default=0, metadata={"help": "Seed of demonstrations, initialisation and batching."})
+    log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.imperfect_share <= 1.0:
+            raise ValueError(f"imperfect_share must be in [0, 1], got {self.imperfect_share!r}")
+        if self.num_demonstrations < 1 or self.batch_size < 1:
+            raise ValueError(f"num_demonstrations and batch_size must be >= 1, got "
+                             f"{self.num_demonstrations!r} and {self.batch_size!r}")
+
+
+# -- demonstrations ----------------------------------------------------------------------------
+
+def _imperfect_plan(actions: list[str], clickables_after_search: Sequence[str], rng: np.random.Generator) -> list[str]:
+    """A plausible but flawed variant of an oracle plan (WebShop-shaped; generic fallback)."""
+    searches = [i for i, a in enumerate(actions) if a.startswith("search[")]
+    if not searches or searches[0] + 1 >= len(actions):
+        return actions[: max(1, len(actions) - 1)]  # generic: stop one step short
+    first = searches[0] + 1
+    target = actions[first]
+    products = [f"click[{c}]" for c in clickables_after_search
+                if f"click[{c}]" != target and c not in {"back to search", "next >", "< prev"}]
+    options = actions[first + 1:-1]
+    kind = rng.integers(3)
+    if kind == 0 and products:  # buy a different product from the results, same option clicks
+        return actions[:first] + [products[int(rng.integers(min(len(products), 5)))]] + options + [actions[-1]]
+    if kind == 1 and options:  # forget one option
+        drop = int(rng.integers(len(options)))
+        return actions[:first + 1] + options[:drop] + options[drop + 1:] + [actions[-1]]
+    return actions[:first + 1] + [actions[-1]]  # buy without choosing any option
+
+
+def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imperfect_share: float,
+                           seed: int = 0) -> list[Trajectory]:
+    """Play ``n`` demonstrations over ``tasks`` (cycled) with the env's oracle.
+
+    An imperfect demonstration follows a flawed plan; actions that are invalid where they land are
+    skipped (a demonstration never teaches an invalid action).
+    """
+    rng = make_rng(seed, "sft-demonstrations")
+    unwrapped = env.unwrapped
+    order = rng.permutation(len(tasks))
+    demos: list[Trajectory] = []
+    for k in range(n):
+        task = tasks[int(order[k % len(tasks)])]
+        plan = list(unwrapped.oracle(task))
+        obs, info = env.reset(seed=int(task.seed), options={"task": task})
+        imperfect = bool(rng.random() < imperfect_share)
+        traj = Trajectory(task=task, metadata={"imperfect": imperfect})
+        for i, action in enumerate(plan):
+            nobs, reward, terminated, truncated, ninfo = env.step(action)
+            if not ninfo.get("action_valid", True):
+                continue
+            traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info={}))
+            obs, info = nobs, ninfo
+            if i == 0 and imperfect:  # re-plan after the first action, seeing the results page
+                clickables = info.get("available_actions", {}).get("clickables", [])
+                plan[1:] = _imperfect_plan(plan, clickables, rng)[1:]
+            if terminated or truncated:
+                break
+        traj.success, traj.score = bool(info.get("success", False)), float(info.get("score", 0.0))
+        demos.append(traj)
+    return demos
+
+
+def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int], list[int]]:
+    """(input ids, labels) of one demonstration: labels are -100 except on action tokens and their EOS."""
+    if not trajectory.steps:
+        return [], []
+    ids = list(codec.prompt_ids(trajectory.steps[0].observation))
+    labels = [-100] * len(ids)
+    tokenizer = codec.tokenizer
+    for i, step in enumerate(trajectory.steps):
+        action = tokenizer(step.action, add_special_tokens=False)["input_ids"] + [codec.eos_token_id]
+        ids += action
+        labels += action
+        if i + 1 < len(trajectory.steps):
+            delta = codec.observation_ids(trajectory.steps[i + 1].observation)
+            ids += delta
+            labels += [-100] * len(delta)
+    return ids, labels
+
+
+# -- training ----------------------------------------------------------------------------------
+
+def _build_policy(config: SFTConfig, env: gym.Env):
+    from .policy import TinyPolicyConfig, build_tiny_policy, build_word_tokenizer, load_policy
+
+    if config.model_name_or_path != "tiny":
+        return load_policy(config.model_name_or_path)
+    vocabulary = env.unwrapped.catalog.vocabulary() if hasattr(env.unwrapped, "catalog") else []
+    texts = [*vocabulary, "search[ ]", "click[ ]", config.system_prompt or ""]
+    tokenizer = build_word_tokenizer(texts)
+    size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
+                            num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
+    return build_tiny_policy(tokenizer, size, seed=config.seed), tokenizer
+
+
+def _batches(n: int, batch_size: int, rng: np.random.Generator):
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n - batch_size + 1 if n >= batch_size else 1, batch_size):
+            yield order[start:start + batch_size]
+
+
+def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = None) -> Path:
+    """Train the policy on oracle demonstrations and save it to ``config.output_dir``; returns the path."""
+    import torch
+
+    from .rollout import ChatCodec
+
+    torch.manual_seed(config.seed)
+    env = gym.make(config.env_id, **config.env_kwargs)
+    model, tokenizer = _build_policy(config, env)
+    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
+    if demonstrations is None:
+        tasks = env.unwrapped.tasks(config.split)
+        demonstrations = collect_demonstrations(env, tasks, config.num_demonstrations,
+                                                imperfect_share=config.imperfect_share, seed=config.seed)
+    env.close()
+    encoded = [encode_demonstration(codec, d) for d in demonstrations]
+    encoded = [e for e in encoded if e[0]]
+    if not encoded:
+        raise ValueError("no demonstration has a step: check the environment's oracle")
+    perfect = sum(d.success for d in demonstrations) / len(demonstrations)
+    print(f"sft: {len(encoded)} demonstrations ({perfect:.0%} successful), "
+          f"{sum(len(e[0]) for e in encoded) / len(encoded):.0f} tokens each on average")
+
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / max(1, config.max_steps)))))
+    rng = make_rng(config.seed, "sft-batches")
+    pad = tokenizer.pad_token_id
+    start = time.monotonic()
+    step, loss_ema = 0, None
+    for batch in _batches(len(encoded), min(config.batch_size, len(encoded)), rng):
+        rows = [encoded[int(i)] for i in batch]
+        width = max(len(r[0]) for r in rows)
+        input_ids = torch.tensor([r[0] + [pad] * (width - len(r[0])) for r in rows])
+        labels = torch.tensor([r[1] + [-100] * (width - len(r[1])) for r in rows])
+        attention = (torch.arange(width)[None, :] < torch.tensor([len(r[0]) for r in rows])[:, None]).long()
+        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        step += 1
+        value = loss.item()
+        loss_ema = value if loss_ema is None else 0.9 * loss_ema + 0.1 * value
+        elapsed = time.monotonic() - start
+        if step % config.log_every == 0:
+            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s)", flush=True)
+        if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
+            break
+
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / "sft_config.json").write_text(json.dumps({**asdict(config), "steps": step, "final_loss": loss_ema}, indent=2))
+    print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evolver sft", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", help="YAML file with SFTConfig fields; flags override it.")
+    for f in fields(SFTConfig):
+        kind = {"int": int, "float": float}.get(str(f.type), str)
+        parser.add_argument(f"--{f.name}", type=kind, default=None, help=f.metadata.get("help"))
+    return parser
+
+
+def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
+    """``SFTConfig`` from a YAML file (``--config``) and command-line flags (flags win)."""
+    import yaml
+
+    args = vars(_parser().parse_args(list(argv)))
+    values: dict[str, Any] = {}
+    if args.pop("config"):
+        with open(args_path := argv[list(argv).index("--config") + 1], encoding="utf-8") as fh:
+            loaded = yaml.safe_load(fh) or {}
+        unknown = set(loaded) - {f.name for f in fields(SFTConfig)}
+        if unknown:
+            raise ValueError(f"{args_path}: unknown SFT options {sorted(unknown)}")
+        values.update(loaded)
+    for key, value in args.items():
+        if value is not None:
+            values[key] = json.loads(value) if key == "env_kwargs" else value
+    return SFTConfig(**values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    train_sft(parse_sft_config(list(argv or [])))
+    return 0

@@ -1,12 +1,15 @@
 """Attributors that need no model: the simulator oracle and simple rules.
 
-* ``OracleAttributor`` - labels from the environment's privileged ``info["progress"]``.
+* ``OracleAttributor`` - labels from the environment's privileged ``info["progress"]`` (and, where
+  present, ``info["available_actions"]`` to tell enabling navigation from wasted steps).
 * ``RuleAttributor`` - invalid actions (``info["action_valid"] is False``) and actions that
   changed nothing (the observation after equals the one before) are BAD; every other step gets
   ``valid_label``.
 """
 
 from __future__ import annotations
+
+import re
 
 from evolver_gym.core import Trajectory
 
@@ -15,6 +18,7 @@ from .base import AttributionResult, Attributor, StepLabel, outcome_positive
 __all__ = ["OracleAttributor", "RuleAttributor", "progress_of"]
 
 _EPS = 1e-9
+_CLICK = re.compile(r"click\[(.*)\]", re.IGNORECASE | re.DOTALL)
 
 
 def progress_of(trajectory: Trajectory, index: int) -> float:
@@ -28,33 +32,90 @@ def progress_of(trajectory: Trajectory, index: int) -> float:
     return float(info["progress"])
 
 
-class OracleAttributor(Attributor):
-    """Ground-truth labels from the simulator's share of the goal achieved.
+def _clickables(info: dict) -> set[str] | None:
+    avail = info.get("available_actions")
+    if isinstance(avail, dict) and isinstance(avail.get("clickables"), list):
+        return {str(c).strip().lower() for c in avail["clickables"]}
+    return None
 
-    A step is GOOD when it moves the goal forward: ``progress`` after it is higher than before
-    it. The episode's last step, when the episode *terminated* (the agent finalized, e.g. bought),
-    is GOOD iff the episode succeeded: finalizing a wrong result is BAD even if the final
-    evaluation gave partial credit, and finalizing the right one is GOOD even when no further
-    progress is measurable. A truncated episode's last step follows the progress rule.
+
+def _click_target(action: str) -> str | None:
+    m = _CLICK.fullmatch(action.strip())
+    return m.group(1).strip().lower() if m else None
+
+
+class OracleAttributor(Attributor):
+    """Ground-truth labels from the simulator's privileged ``info["progress"]``.
+
+    Rules, in order, for step ``i`` (``p`` is ``progress`` before and after the step):
+
+    1. an invalid action (``info["action_valid"] is False``) is BAD: it changed nothing;
+    2. the last step of a *terminated* episode (the agent finalized, e.g. bought) is GOOD iff the
+       episode succeeded: finalizing a wrong result is BAD even with partial credit;
+    3. progress went up: GOOD; down: BAD;
+    4. progress unchanged and the observation unchanged: BAD (no effect);
+    5. progress unchanged but the page changed (opening an item, paging): GOOD iff the step
+       *enabled* a later GOOD step that raised progress or finalized correctly, directly or
+       through a chain of enabling steps. Where ``info["available_actions"]["clickables"]`` is
+       known, step ``i`` enables step ``k`` when ``k`` clicks something that became clickable
+       through step ``i``; without it, the first later change of progress must be a rise.
+
+    So on WebShop, opening the right product before choosing its options is GOOD, a search
+    that shows nothing useful and is replaced by another search is BAD, and clicking a wrong
+    option that a later click overrides is BAD. A truncated episode's last step follows 3-5.
     """
 
     name = "oracle"
 
     def attribute(self, trajectory: Trajectory) -> AttributionResult:
-        labels = []
-        before = progress_of(trajectory, -1)
-        last = len(trajectory.steps) - 1
-        for i in range(len(trajectory.steps)):
-            after = progress_of(trajectory, i)
-            if i == last and trajectory.terminated:
+        steps = trajectory.steps
+        n = len(steps)
+        progress = [progress_of(trajectory, i) for i in range(-1, n)]  # progress[i + 1] after step i
+        reset_info = trajectory.metadata.get("reset_info", {})
+        final_obs = trajectory.metadata.get("final_observation")
+        labels: list[StepLabel | None] = [None] * n
+        # Backwards, so rule 5 can look at the labels of the steps a flat step enabled.
+        for i in range(n - 1, -1, -1):
+            info = steps[i].info
+            before, after = progress[i], progress[i + 1]
+            if info.get("action_valid") is False:
+                labels[i] = StepLabel(i, "BAD", reason="invalid action")
+            elif i == n - 1 and trajectory.terminated:
                 good = bool(trajectory.success)
-                reason = "finalized a correct result" if good else "finalized a wrong result"
+                labels[i] = StepLabel.of(i, good, "finalized a correct result" if good else "finalized a wrong result")
+            elif after > before + _EPS:
+                labels[i] = StepLabel(i, "GOOD", reason=f"progress {before:.3f} -> {after:.3f}")
+            elif after < before - _EPS:
+                labels[i] = StepLabel(i, "BAD", reason=f"progress {before:.3f} -> {after:.3f}")
             else:
-                good = after > before + _EPS
-                reason = f"progress {before:.3f} -> {after:.3f}"
-            labels.append(StepLabel.of(i, good, reason=reason))
-            before = after
-        return AttributionResult(self.name, labels)
+                next_obs = steps[i + 1].observation if i + 1 < n else final_obs
+                if next_obs == steps[i].observation:
+                    labels[i] = StepLabel(i, "BAD", reason="no effect")
+                else:
+                    labels[i] = self._flat(trajectory, i, progress, labels, reset_info)
+        return AttributionResult(self.name, [lab for lab in labels if lab is not None])
+
+    @staticmethod
+    def _flat(trajectory: Trajectory, i: int, progress: list[float], labels: list[StepLabel | None],
+              reset_info: dict) -> StepLabel:
+        steps = trajectory.steps
+        before_set = _clickables(steps[i - 1].info if i > 0 else reset_info)
+        after_set = _clickables(steps[i].info)
+        if before_set is not None and after_set is not None:
+            new = after_set - before_set
+            for k in range(i + 1, len(steps)):
+                target = _click_target(steps[k].action)
+                lab = labels[k]
+                if target in new and lab is not None and lab.label == "GOOD":
+                    return StepLabel(i, "GOOD", reason=f"enabled step {k} ({steps[k].action[:60]})")
+            return StepLabel(i, "BAD", reason="progress unchanged and nothing it enabled helped")
+        level = progress[i + 1]
+        for k in range(i + 1, len(steps)):
+            if abs(progress[k + 1] - level) > _EPS or (k == len(steps) - 1 and trajectory.terminated):
+                good = labels[k] is not None and labels[k].label == "GOOD" and progress[k + 1] >= level - _EPS
+                return StepLabel.of(i, good, f"progress unchanged; next change at step {k} "
+                                             f"({'a gain' if good else 'no gain'})")
+        return StepLabel(i, "BAD", reason="progress unchanged until the end")
 
 
 class RuleAttributor(Attributor):

@@ -167,6 +167,7 @@ class AppWorldEnv(gym.Env[str, str]):
         self._dbs.insert("supervisor", "active_task", {"task_id": task.task_id, "instruction": task.instruction,
                                                        "status": "active", "answer": None})
         self._start = self._dbs.copy(into=self._start)
+        self._baseline = self._dbs.change_counter()  # apps whose counter moves since are the only ones to diff
         world, _ = world_bundle(task.seed)
         from datetime import datetime
 
@@ -271,9 +272,9 @@ class AppWorldEnv(gym.Env[str, str]):
         if self._progress_cache and self._progress_cache[0] == counter:
             return self._progress_cache[1]
         tests = [t for t in self._task.goal["tests"] if t.get("label") == "no_op_fail"]
-        changed = [app for app, a, b in zip(SCHEMAS, self._start.change_counter(), counter) if a != b] + ["supervisor"]
+        changed = [app for app, a, b in zip(self._dbs.conns, self._baseline, counter) if a != b]
         ev = evaluate_tests(tests, self._start, self._dbs, answer=self._answer(),
-                            diffs=diff_databases(self._start, self._dbs, apps=sorted(set(changed))))
+                            diffs=diff_databases(self._start, self._dbs, apps=changed))
         value = len(ev.passes) / len(tests) if tests else 1.0
         self._progress_cache = (counter, value)
         return value

@@ -26,7 +26,8 @@ FORBIDDEN_NAMES = frozenset({
     "quit", "memoryview", "type", "super", "delattr", "setattr", "classmethod", "staticmethod", "property",
 })
 _FORBIDDEN_ATTR_PREFIXES = ("_", "gi_", "cr_", "ag_", "f_", "tb_", "co_", "func_")
-_FORBIDDEN_ATTRS = frozenset({"mro", "format_map", "with_traceback", "im_func", "im_self"})
+# str.format can walk attributes ("{0.__class__}"), so it is refused; f-strings are checked like code
+_FORBIDDEN_ATTRS = frozenset({"mro", "format", "format_map", "with_traceback", "im_func", "im_self"})
 
 
 class UnsafeCodeError(Exception):
@@ -69,7 +70,8 @@ def check_code(code: str) -> ast.Module:
         elif isinstance(node, ast.Attribute) and (
             node.attr.startswith(_FORBIDDEN_ATTR_PREFIXES) or node.attr in _FORBIDDEN_ATTRS
         ):
-            raise UnsafeCodeError(f"access to the attribute {node.attr!r} is not allowed")
+            hint = " (use an f-string instead)" if node.attr.startswith("format") else ""
+            raise UnsafeCodeError(f"access to the attribute {node.attr!r} is not allowed{hint}")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.startswith("__"):
             raise UnsafeCodeError(f"defining the dunder name {node.name!r} is not allowed")
         elif isinstance(node, ast.arg) and node.arg.startswith("__"):

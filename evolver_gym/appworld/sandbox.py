@@ -199,6 +199,10 @@ class Sandbox:
         if self._proc is None or self._proc.poll() is not None:
             self._restart_and_replay()  # the worker died between steps: rebuild its namespace first
         result = self._run(code, handler, replay=None)
+        if result.fault == "crash" and not result.calls:
+            # the worker may have died just before this cell (killed from outside): rebuild, run once more
+            self._restart_and_replay()
+            result = self._run(code, handler, replay=None)
         if result.ok:
             self._history.append((code, [(c[3], c[4]) for c in result.calls]))
         else:

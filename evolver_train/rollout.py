@@ -148,8 +148,10 @@ def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequenc
     cache_kw = _cache_keyword(model)
     step_ids, step_pos = ids, positions
     for t in range(int(caps.max().item()) if len(caps) else 0):
+        # Only the last position's logits are needed: skipping the LM head elsewhere matters in the
+        # prefill, where the head would otherwise cost context x vocabulary per row.
         out = model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos, use_cache=True,
-                    **{cache_kw: past})
+                    logits_to_keep=1, **{cache_kw: past})
         past = out.cache if cache_kw == "cache" else out.past_key_values
         logits = out.logits[:, -1, :].float()
         logp = torch.log_softmax(logits / max(temperature, 1e-6), dim=-1)

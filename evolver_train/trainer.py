@@ -141,7 +141,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         own_callbacks: list[TrainerCallback] = [ExperienceCallback(self)]
         if args.questioning_interval and self.hooks.questioning_cycle is not None:
             own_callbacks.append(SelfQuestioningCallback(self, args.questioning_interval))
-        if args.evolver_eval_episodes and self.eval_tasks:
+        if args.evolver_eval_episodes and args.evolver_eval_interval and self.eval_tasks:
             own_callbacks.append(EvaluationCallback(self))
         super().__init__(model=model, reward_funcs=[_outcome_reward], args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class,
@@ -447,7 +447,7 @@ class SelfQuestioningCallback(TrainerCallback):
 
 
 class EvaluationCallback(TrainerCallback):
-    """Plays the evaluation tasks every ``evolver_eval_interval`` steps and at the end; logs ``eval_env/*``."""
+    """Plays the evaluation tasks every ``evolver_eval_interval`` steps; logs ``eval_env/*``."""
 
     def __init__(self, trainer: EvolverGRPOTrainer):
         self.trainer = trainer
@@ -466,5 +466,3 @@ class EvaluationCallback(TrainerCallback):
             for key, value in self._run(state).items():
                 self.trainer._metrics["train"][key].append(value)
 
-    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.trainer.log(self._run(state))

@@ -32,9 +32,11 @@ def main() -> None:
         t = time.perf_counter()
         env.reset(options={"task": tasks[i % len(tasks)]})
         resets.append(time.perf_counter() - t)
-    env.step("pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
-             "me = apis.supervisor.show_profile()\n"
-             "tok = apis.phone.login(username=me['phone_number'], password=pw['phone'])['access_token']")
+    env.step(
+        "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
+        "me = apis.supervisor.show_profile()\n"
+        "tok = apis.phone.login(username=me['phone_number'], password=pw['phone'])['access_token']"
+    )
     steps = []
     start = time.perf_counter()
     for _ in range(args.steps):
@@ -44,10 +46,14 @@ def main() -> None:
     total = time.perf_counter() - start
     env.close()
     print(f"first reset (starts the sandbox worker): {first * 1e3:.1f} ms")
-    print(f"reset: median {statistics.median(resets) * 1e3:.2f} ms, p99 {pct(resets, 0.99) * 1e3:.2f} ms "
-          f"over {args.resets}")
-    print(f"one-call code step: median {statistics.median(steps) * 1e3:.3f} ms, p99 {pct(steps, 0.99) * 1e3:.3f} ms "
-          f"over {args.steps}")
+    print(
+        f"reset: median {statistics.median(resets) * 1e3:.2f} ms, p99 {pct(resets, 0.99) * 1e3:.2f} ms "
+        f"over {args.resets}"
+    )
+    print(
+        f"one-call code step: median {statistics.median(steps) * 1e3:.3f} ms, p99 {pct(steps, 0.99) * 1e3:.3f} ms "
+        f"over {args.steps}"
+    )
     print(f"steps per second (one env, sequential): {args.steps / total:.0f}")
 
 

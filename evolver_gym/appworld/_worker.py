@@ -21,8 +21,25 @@ import traceback
 import types
 from multiprocessing.connection import Connection
 
-_SAFE_MODULES = ("json", "re", "math", "datetime", "calendar", "itertools", "random", "collections", "functools",
-                 "copy", "statistics", "decimal", "fractions", "heapq", "bisect", "textwrap", "time")
+_SAFE_MODULES = (
+    "json",
+    "re",
+    "math",
+    "datetime",
+    "calendar",
+    "itertools",
+    "random",
+    "collections",
+    "functools",
+    "copy",
+    "statistics",
+    "decimal",
+    "fractions",
+    "heapq",
+    "bisect",
+    "textwrap",
+    "time",
+)
 _SAFE_BUILTINS = (
     "abs all any ascii bin bool bytearray bytes callable chr complex dict dir divmod enumerate filter float format "
     "frozenset hash hex id int isinstance issubclass iter len list map max min next object oct ord pow range repr "
@@ -85,7 +102,9 @@ class Worker:
         self.send({"op": "call", "app": app, "api": api, "kwargs": payload})
         reply = self.recv()
         if reply["status"] != 200:
-            raise Exception(f"Response status code is {reply['status']}:\n{json.dumps(reply['body'], indent=4)}")
+            raise Exception(
+                f"Response status code is {reply['status']}:\n{json.dumps(reply['body'], indent=4)}"
+            )
         return reply["body"]
 
     # -- the restricted namespace ------------------------------------------------------------------
@@ -126,8 +145,14 @@ class Worker:
         def no_input(*_a, **_k):
             raise RuntimeError("input() is not available; the task is already described in the instruction.")
 
-        b.update(print=safe_print, getattr=safe_getattr, hasattr=safe_hasattr, __import__=safe_import,
-                 input=no_input, __build_class__=builtins.__build_class__)
+        b.update(
+            print=safe_print,
+            getattr=safe_getattr,
+            hasattr=safe_hasattr,
+            __import__=safe_import,
+            input=no_input,
+            __build_class__=builtins.__build_class__,
+        )
         return b
 
     def make_apis(self):
@@ -192,7 +217,10 @@ class Worker:
         except ApiCallLimit as e:
             fault, failure = "limit", f"Exception: {e}"
         except MemoryError as e:
-            fault, failure = "memory", self.traceback_text(e) + "\n(the code exceeded the sandbox memory limit)"
+            fault, failure = (
+                "memory",
+                self.traceback_text(e) + "\n(the code exceeded the sandbox memory limit)",
+            )
         except RecursionError as e:
             fault, failure = "recursion", self.traceback_text(e)
         except BaseException as e:  # noqa: B036 - SystemExit and friends are cell failures too
@@ -201,7 +229,10 @@ class Worker:
             signal.setitimer(signal.ITIMER_REAL, 0)
         output = "".join(self.out)
         if self.out_len > self.max_output:
-            output = output[: self.max_output] + f"\n...[output truncated: {self.out_len - self.max_output} more characters]"
+            output = (
+                output[: self.max_output]
+                + f"\n...[output truncated: {self.out_len - self.max_output} more characters]"
+            )
         if failure is not None:
             output = (output + "\n" if output else "") + "Execution failed. Traceback:\n" + failure
         elif not output:

@@ -22,12 +22,28 @@ from typing import Any
 
 from .db import AppDatabases
 
-__all__ = ["Param", "ApiSpec", "ApiError", "AppContext", "api", "dispatch", "REGISTRY", "APP_DESCRIPTIONS",
-           "PAGE_PARAMS", "MAX_PAGE_LIMIT"]
+__all__ = [
+    "Param",
+    "ApiSpec",
+    "ApiError",
+    "AppContext",
+    "api",
+    "dispatch",
+    "REGISTRY",
+    "APP_DESCRIPTIONS",
+    "PAGE_PARAMS",
+    "MAX_PAGE_LIMIT",
+]
 
 MAX_PAGE_LIMIT = 20
-_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
-                                       "boolean": (bool,), "list": (list,), "any": (object,)}
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "list": (list,),
+    "any": (object,),
+}
 
 
 @dataclass(frozen=True)
@@ -53,17 +69,42 @@ class Param:
             constraints.append(f"value <= {self.max}")
         if self.choices is not None:
             constraints.append(f"value in {list(self.choices)}")
-        return {"name": self.name, "type": self.type, "required": self.required, "description": self.description,
-                "default": self.default, "constraints": constraints}
+        return {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "description": self.description,
+            "default": self.default,
+            "constraints": constraints,
+        }
 
 
 PAGE_PARAMS = (
-    Param("page_index", "integer", "The index of the page of results to return.", default=0, min=0, nullable=False),
-    Param("page_limit", "integer", "The maximum number of results per page.", default=5, min=1,
-          max=MAX_PAGE_LIMIT, nullable=False),
+    Param(
+        "page_index",
+        "integer",
+        "The index of the page of results to return.",
+        default=0,
+        min=0,
+        nullable=False,
+    ),
+    Param(
+        "page_limit",
+        "integer",
+        "The maximum number of results per page.",
+        default=5,
+        min=1,
+        max=MAX_PAGE_LIMIT,
+        nullable=False,
+    ),
 )
-_TOKEN = Param("access_token", "string", "Access token obtained from this app's login API.", required=True,
-               nullable=False)
+_TOKEN = Param(
+    "access_token",
+    "string",
+    "Access token obtained from this app's login API.",
+    required=True,
+    nullable=False,
+)
 
 
 @dataclass
@@ -81,8 +122,14 @@ class ApiSpec:
     handler: Callable[..., Any]
 
     def doc(self, with_schemas: bool = True) -> dict[str, Any]:
-        out = {"app_name": self.app, "api_name": self.name, "path": self.path, "method": self.method,
-               "description": self.description, "parameters": [p.doc() for p in self.params]}
+        out = {
+            "app_name": self.app,
+            "api_name": self.name,
+            "path": self.path,
+            "method": self.method,
+            "description": self.description,
+            "parameters": [p.doc() for p in self.params],
+        }
         if with_schemas:
             out["response_schemas"] = {"success": self.returns, "failure": {"message": "string"}}
         return out
@@ -101,16 +148,34 @@ class ApiError(Exception):
         self.message = message
 
 
-def api(app: str, name: str, method: str, path: str, description: str, *params: Param,
-        auth: bool = True, paged: bool = False, returns: Any = None) -> Callable:
+def api(
+    app: str,
+    name: str,
+    method: str,
+    path: str,
+    description: str,
+    *params: Param,
+    auth: bool = True,
+    paged: bool = False,
+    returns: Any = None,
+) -> Callable:
     """Register ``fn(ctx, user_id, **params)`` as ``apis.<app>.<name>``."""
 
     def wrap(fn: Callable) -> Callable:
         all_params = ((_TOKEN,) if auth else ()) + tuple(params) + (PAGE_PARAMS if paged else ())
         if name in REGISTRY.setdefault(app, {}):
             raise ValueError(f"API {app}.{name} registered twice")
-        REGISTRY[app][name] = ApiSpec(app, name, method, path, description, all_params, auth,
-                                      returns if returns is not None else {"message": "string"}, fn)
+        REGISTRY[app][name] = ApiSpec(
+            app,
+            name,
+            method,
+            path,
+            description,
+            all_params,
+            auth,
+            returns if returns is not None else {"message": "string"},
+            fn,
+        )
         return fn
 
     return wrap
@@ -156,7 +221,9 @@ def _check(p: Param, value: Any) -> Any:
         raise ApiError(422, f"Parameter '{p.name}' may not be null.")
     ok = _TYPES[p.type]
     if p.type in ("integer", "number") and isinstance(value, bool) or not isinstance(value, ok):
-        raise ApiError(422, f"Parameter '{p.name}' must be of type {p.type}, got {type(value).__name__} {value!r:.60}.")
+        raise ApiError(
+            422, f"Parameter '{p.name}' must be of type {p.type}, got {type(value).__name__} {value!r:.60}."
+        )
     if p.type == "integer" and isinstance(value, float):
         raise ApiError(422, f"Parameter '{p.name}' must be an integer, got {value!r}.")
     if p.min is not None and value < p.min:
@@ -189,8 +256,11 @@ def dispatch(ctx: AppContext, app: str, name: str, kwargs: dict[str, Any]) -> tu
                 values[p.name] = _check(p, kwargs[p.name])
             elif p.required:
                 if p.name == "access_token":
-                    raise ApiError(401, "You are either not authorized to access this API endpoint or your "
-                                        "access token is missing, invalid or expired.")
+                    raise ApiError(
+                        401,
+                        "You are either not authorized to access this API endpoint or your "
+                        "access token is missing, invalid or expired.",
+                    )
                 raise ApiError(422, f"Missing required parameter '{p.name}' for {app}.{name}.")
             else:
                 values[p.name] = p.default
@@ -199,8 +269,11 @@ def dispatch(ctx: AppContext, app: str, name: str, kwargs: dict[str, Any]) -> tu
             token = values.pop("access_token")
             owner = ctx.tokens.get(token) if isinstance(token, str) else None
             if owner is None or owner[0] != app:
-                raise ApiError(401, "You are either not authorized to access this API endpoint or your "
-                                    "access token is missing, invalid or expired.")
+                raise ApiError(
+                    401,
+                    "You are either not authorized to access this API endpoint or your "
+                    "access token is missing, invalid or expired.",
+                )
             user_id = owner[1]
         return 200, spec.handler(ctx, user_id, **values)
     except ApiError as e:

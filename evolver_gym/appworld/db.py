@@ -21,66 +21,145 @@ from .world import USER_APPS, World
 
 __all__ = ["SCHEMAS", "AppDatabases", "TableDiff", "build_base_databases", "diff_databases"]
 
-_USER = [("first_name", "TEXT"), ("last_name", "TEXT"), ("email", "TEXT"), ("phone_number", "TEXT"),
-         ("password", "TEXT"), ("created_at", "TEXT")]
+_USER = [
+    ("first_name", "TEXT"),
+    ("last_name", "TEXT"),
+    ("email", "TEXT"),
+    ("phone_number", "TEXT"),
+    ("password", "TEXT"),
+    ("created_at", "TEXT"),
+]
 
 SCHEMAS: dict[str, dict[str, list[tuple[str, str]]]] = {
     "supervisor": {
         "account_passwords": [("account_name", "TEXT"), ("password", "TEXT")],
-        "addresses": [("name", "TEXT"), ("street_address", "TEXT"), ("city", "TEXT"), ("state", "TEXT"),
-                      ("zip_code", "TEXT")],
-        "payment_cards": [("card_name", "TEXT"), ("owner_name", "TEXT"), ("card_number", "TEXT"),
-                          ("expiry_date", "TEXT"), ("cvv", "TEXT")],
+        "addresses": [
+            ("name", "TEXT"),
+            ("street_address", "TEXT"),
+            ("city", "TEXT"),
+            ("state", "TEXT"),
+            ("zip_code", "TEXT"),
+        ],
+        "payment_cards": [
+            ("card_name", "TEXT"),
+            ("owner_name", "TEXT"),
+            ("card_number", "TEXT"),
+            ("expiry_date", "TEXT"),
+            ("cvv", "TEXT"),
+        ],
         "active_task": [("task_id", "TEXT"), ("instruction", "TEXT"), ("status", "TEXT"), ("answer", "TEXT")],
     },
     "phone": {
         "users": _USER,
-        "contacts": [("owner_id", "INTEGER"), ("first_name", "TEXT"), ("last_name", "TEXT"),
-                     ("phone_number", "TEXT"), ("email", "TEXT"), ("relationships", "TEXT"), ("birthday", "TEXT"),
-                     ("created_at", "TEXT")],
-        "text_messages": [("sender_id", "INTEGER"), ("receiver_id", "INTEGER"), ("message", "TEXT"),
-                          ("sent_at", "TEXT")],
-        "alarms": [("user_id", "INTEGER"), ("time", "TEXT"), ("label", "TEXT"), ("repeat_days", "TEXT"),
-                   ("enabled", "INTEGER"), ("created_at", "TEXT")],
+        "contacts": [
+            ("owner_id", "INTEGER"),
+            ("first_name", "TEXT"),
+            ("last_name", "TEXT"),
+            ("phone_number", "TEXT"),
+            ("email", "TEXT"),
+            ("relationships", "TEXT"),
+            ("birthday", "TEXT"),
+            ("created_at", "TEXT"),
+        ],
+        "text_messages": [
+            ("sender_id", "INTEGER"),
+            ("receiver_id", "INTEGER"),
+            ("message", "TEXT"),
+            ("sent_at", "TEXT"),
+        ],
+        "alarms": [
+            ("user_id", "INTEGER"),
+            ("time", "TEXT"),
+            ("label", "TEXT"),
+            ("repeat_days", "TEXT"),
+            ("enabled", "INTEGER"),
+            ("created_at", "TEXT"),
+        ],
     },
     "music": {
         "users": _USER,
         "artists": [("name", "TEXT"), ("genre", "TEXT"), ("follower_count", "INTEGER")],
         "albums": [("title", "TEXT"), ("artist_id", "INTEGER"), ("genre", "TEXT"), ("release_date", "TEXT")],
-        "songs": [("title", "TEXT"), ("album_id", "INTEGER"), ("artist_id", "INTEGER"), ("genre", "TEXT"),
-                  ("track_number", "INTEGER"), ("duration", "INTEGER"), ("release_date", "TEXT"),
-                  ("play_count", "INTEGER")],
+        "songs": [
+            ("title", "TEXT"),
+            ("album_id", "INTEGER"),
+            ("artist_id", "INTEGER"),
+            ("genre", "TEXT"),
+            ("track_number", "INTEGER"),
+            ("duration", "INTEGER"),
+            ("release_date", "TEXT"),
+            ("play_count", "INTEGER"),
+        ],
         "library_songs": [("user_id", "INTEGER"), ("song_id", "INTEGER"), ("added_at", "TEXT")],
         "liked_songs": [("user_id", "INTEGER"), ("song_id", "INTEGER"), ("liked_at", "TEXT")],
-        "playlists": [("owner_id", "INTEGER"), ("title", "TEXT"), ("is_public", "INTEGER"), ("created_at", "TEXT")],
+        "playlists": [
+            ("owner_id", "INTEGER"),
+            ("title", "TEXT"),
+            ("is_public", "INTEGER"),
+            ("created_at", "TEXT"),
+        ],
         "playlist_songs": [("playlist_id", "INTEGER"), ("song_id", "INTEGER"), ("added_at", "TEXT")],
         "play_history": [("user_id", "INTEGER"), ("song_id", "INTEGER"), ("played_at", "TEXT")],
     },
     "payments": {
         "users": [*_USER, ("balance", "REAL")],
         "friendships": [("user_id", "INTEGER"), ("friend_id", "INTEGER"), ("created_at", "TEXT")],
-        "transactions": [("sender_id", "INTEGER"), ("receiver_id", "INTEGER"), ("amount", "REAL"),
-                         ("description", "TEXT"), ("created_at", "TEXT")],
-        "payment_requests": [("requester_id", "INTEGER"), ("payer_id", "INTEGER"), ("amount", "REAL"),
-                             ("description", "TEXT"), ("status", "TEXT"), ("created_at", "TEXT"),
-                             ("resolved_at", "TEXT")],
+        "transactions": [
+            ("sender_id", "INTEGER"),
+            ("receiver_id", "INTEGER"),
+            ("amount", "REAL"),
+            ("description", "TEXT"),
+            ("created_at", "TEXT"),
+        ],
+        "payment_requests": [
+            ("requester_id", "INTEGER"),
+            ("payer_id", "INTEGER"),
+            ("amount", "REAL"),
+            ("description", "TEXT"),
+            ("status", "TEXT"),
+            ("created_at", "TEXT"),
+            ("resolved_at", "TEXT"),
+        ],
     },
     "notes": {
         "users": _USER,
-        "notes": [("owner_id", "INTEGER"), ("title", "TEXT"), ("content", "TEXT"), ("tags", "TEXT"),
-                  ("pinned", "INTEGER"), ("created_at", "TEXT"), ("updated_at", "TEXT")],
+        "notes": [
+            ("owner_id", "INTEGER"),
+            ("title", "TEXT"),
+            ("content", "TEXT"),
+            ("tags", "TEXT"),
+            ("pinned", "INTEGER"),
+            ("created_at", "TEXT"),
+            ("updated_at", "TEXT"),
+        ],
     },
     "todo": {
         "users": _USER,
         "projects": [("owner_id", "INTEGER"), ("name", "TEXT"), ("created_at", "TEXT")],
-        "tasks": [("project_id", "INTEGER"), ("owner_id", "INTEGER"), ("title", "TEXT"), ("due_date", "TEXT"),
-                  ("priority", "INTEGER"), ("labels", "TEXT"), ("completed", "INTEGER"), ("completed_at", "TEXT"),
-                  ("created_at", "TEXT")],
+        "tasks": [
+            ("project_id", "INTEGER"),
+            ("owner_id", "INTEGER"),
+            ("title", "TEXT"),
+            ("due_date", "TEXT"),
+            ("priority", "INTEGER"),
+            ("labels", "TEXT"),
+            ("completed", "INTEGER"),
+            ("completed_at", "TEXT"),
+            ("created_at", "TEXT"),
+        ],
     },
     "mail": {
         "users": _USER,
-        "emails": [("owner_id", "INTEGER"), ("folder", "TEXT"), ("sender", "TEXT"), ("recipient", "TEXT"),
-                   ("subject", "TEXT"), ("body", "TEXT"), ("is_read", "INTEGER"), ("sent_at", "TEXT")],
+        "emails": [
+            ("owner_id", "INTEGER"),
+            ("folder", "TEXT"),
+            ("sender", "TEXT"),
+            ("recipient", "TEXT"),
+            ("subject", "TEXT"),
+            ("body", "TEXT"),
+            ("is_read", "INTEGER"),
+            ("sent_at", "TEXT"),
+        ],
     },
 }
 assert set(SCHEMAS) == {"supervisor", *USER_APPS}
@@ -198,7 +277,9 @@ def _rows(conn: sqlite3.Connection, table: str) -> dict[int, tuple]:
     return {r[0]: tuple(r) for r in conn.execute(f"SELECT * FROM {table}").fetchall()}
 
 
-def diff_databases(start: AppDatabases, end: AppDatabases, apps: Iterable[str] | None = None) -> list[TableDiff]:
+def diff_databases(
+    start: AppDatabases, end: AppDatabases, apps: Iterable[str] | None = None
+) -> list[TableDiff]:
     """Every table that differs between ``start`` and ``end`` (only ``apps`` when given)."""
     out = []
     for app in apps if apps is not None else SCHEMAS:

@@ -98,9 +98,18 @@ class AppWorldEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, split: str = "train", seed: int = 0, max_steps: int = 40, action_mode: str = "code",
-                 timeout_s: float = 10.0, cpu_s: float | None = None, memory_mb: int = 256,
-                 max_output_chars: int = 20000, render_mode: str | None = None):
+    def __init__(
+        self,
+        split: str = "train",
+        seed: int = 0,
+        max_steps: int = 40,
+        action_mode: str = "code",
+        timeout_s: float = 10.0,
+        cpu_s: float | None = None,
+        memory_mb: int = 256,
+        max_output_chars: int = 20000,
+        render_mode: str | None = None,
+    ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
         if action_mode not in ("code", "tool"):
@@ -111,10 +120,17 @@ class AppWorldEnv(gym.Env[str, str]):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.split, self.seed, self.max_steps, self.action_mode = split, int(seed), max_steps, action_mode
         self.render_mode = render_mode
-        self.sandbox_config = SandboxConfig(wall_s=float(timeout_s), cpu_s=float(cpu_s or timeout_s),
-                                            memory_mb=int(memory_mb), max_output=int(max_output_chars))
-        example = ("print(apis.api_docs.show_app_descriptions())" if action_mode == "code"
-                   else '{"name": "api_docs__show_app_descriptions", "arguments": {}}')
+        self.sandbox_config = SandboxConfig(
+            wall_s=float(timeout_s),
+            cpu_s=float(cpu_s or timeout_s),
+            memory_mb=int(memory_mb),
+            max_output=int(max_output_chars),
+        )
+        example = (
+            "print(apis.api_docs.show_app_descriptions())"
+            if action_mode == "code"
+            else '{"name": "api_docs__show_app_descriptions", "arguments": {}}'
+        )
         self.action_space = UnicodeText(200_000, examples=(example,))
         self.observation_space = UnicodeText(1_000_000)
         self._sandbox: Sandbox | None = None
@@ -164,15 +180,22 @@ class AppWorldEnv(gym.Env[str, str]):
             world_bundle(task.seed)  # a task from another world seed still starts from its own world
         self._task = task
         self._dbs = start_state(task, into=self._dbs)
-        self._dbs.insert("supervisor", "active_task", {"task_id": task.task_id, "instruction": task.instruction,
-                                                       "status": "active", "answer": None})
+        self._dbs.insert(
+            "supervisor",
+            "active_task",
+            {"task_id": task.task_id, "instruction": task.instruction, "status": "active", "answer": None},
+        )
         self._start = self._dbs.copy(into=self._start)
-        self._baseline = self._dbs.change_counter()  # apps whose counter moves since are the only ones to diff
+        self._baseline = (
+            self._dbs.change_counter()
+        )  # apps whose counter moves since are the only ones to diff
         world, _ = world_bundle(task.seed)
         from datetime import datetime
 
         now = datetime.fromisoformat(task.goal.get("datetime", world.now.isoformat()))
-        self._ctx = AppContext(self._dbs, now, supervisor_id=1, token_seed=derive_seed(task.seed, task.task_id))
+        self._ctx = AppContext(
+            self._dbs, now, supervisor_id=1, token_seed=derive_seed(task.seed, task.task_id)
+        )
         if self.action_mode == "code":
             if self._sandbox is None:
                 self._sandbox = Sandbox(self.sandbox_config)
@@ -182,8 +205,13 @@ class AppWorldEnv(gym.Env[str, str]):
         return self._last_obs, self._info(action_valid=True)
 
     def _info(self, action_valid: bool, error: str | None = None, fault: str | None = None) -> dict[str, Any]:
-        info = {"task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
-                "action_valid": action_valid, "progress": self._progress()}
+        info = {
+            "task": self._task.public(),
+            "instruction": self._task.instruction,
+            "step": self._steps,
+            "action_valid": action_valid,
+            "progress": self._progress(),
+        }
         if error is not None:
             info["error"] = error
         if fault is not None:
@@ -197,12 +225,21 @@ class AppWorldEnv(gym.Env[str, str]):
         if self._task is None:
             raise RuntimeError("call reset() before step()")
         if self._done:
-            return ("The episode has ended; call reset().", 0.0, True, False,
-                    self._info(False, error="step after the episode ended"))
+            return (
+                "The episode has ended; call reset().",
+                0.0,
+                True,
+                False,
+                self._info(False, error="step after the episode ended"),
+            )
         self._steps += 1
         if not isinstance(action, str):
-            obs, valid, error, fault = (f"Invalid action: expected a string, got {type(action).__name__}.", False,
-                                        f"action is not a string: {type(action).__name__}", None)
+            obs, valid, error, fault = (
+                f"Invalid action: expected a string, got {type(action).__name__}.",
+                False,
+                f"action is not a string: {type(action).__name__}",
+                None,
+            )
         elif self.action_mode == "code":
             obs, valid, error, fault = self._step_code(action)
         else:
@@ -229,8 +266,11 @@ class AppWorldEnv(gym.Env[str, str]):
         else:
             self._dbs.rollback()  # a contained fault leaves the world as it was before the step
         out = result.output
-        bad = (out == "No code available to execute." or out.startswith("Execution failed. Traceback:\nSyntax error")
-               or not result.ok)
+        bad = (
+            out == "No code available to execute."
+            or out.startswith("Execution failed. Traceback:\nSyntax error")
+            or not result.ok
+        )
         err = None
         if bad:
             err = f"sandbox fault: {result.fault}" if result.fault else out.splitlines()[-1][:300]
@@ -261,8 +301,13 @@ class AppWorldEnv(gym.Env[str, str]):
 
     def evaluate(self) -> dict[str, Any]:
         """Run the task's tests on the current state (AppWorld's ``world.evaluate()``)."""
-        ev = evaluate_tests(self._task.goal["tests"], self._start, self._dbs, answer=self._answer(),
-                            difficulty=self._task.difficulty)
+        ev = evaluate_tests(
+            self._task.goal["tests"],
+            self._start,
+            self._dbs,
+            answer=self._answer(),
+            difficulty=self._task.difficulty,
+        )
         return ev.to_dict()
 
     def _progress(self) -> float:
@@ -273,8 +318,13 @@ class AppWorldEnv(gym.Env[str, str]):
             return self._progress_cache[1]
         tests = [t for t in self._task.goal["tests"] if t.get("label") == "no_op_fail"]
         changed = [app for app, a, b in zip(self._dbs.conns, self._baseline, counter) if a != b]
-        ev = evaluate_tests(tests, self._start, self._dbs, answer=self._answer(),
-                            diffs=diff_databases(self._start, self._dbs, apps=changed))
+        ev = evaluate_tests(
+            tests,
+            self._start,
+            self._dbs,
+            answer=self._answer(),
+            diffs=diff_databases(self._start, self._dbs, apps=changed),
+        )
         value = len(ev.passes) / len(tests) if tests else 1.0
         self._progress_cache = (counter, value)
         return value
@@ -291,9 +341,15 @@ class AppWorldEnv(gym.Env[str, str]):
         """What a task proposer needs to know: entities (tables), attributes (columns), operations (APIs)."""
         return {
             "env_id": ENV_ID,
-            "entities": {f"{app}.{t}": [c for c, _ in cols] for app, tables in SCHEMAS.items() for t, cols in tables.items()},
+            "entities": {
+                f"{app}.{t}": [c for c, _ in cols]
+                for app, tables in SCHEMAS.items()
+                for t, cols in tables.items()
+            },
             "attributes": {app: sorted(tables) for app, tables in SCHEMAS.items()},
-            "operations": {app: {n: s.description for n, s in specs.items()} for app, specs in REGISTRY.items()},
+            "operations": {
+                app: {n: s.description for n, s in specs.items()} for app, specs in REGISTRY.items()
+            },
             "splits": {s: len(v) * 3 for s, v in SPLITS.items()},
         }
 
@@ -304,8 +360,9 @@ class AppWorldEnv(gym.Env[str, str]):
     def hindsight_task(self, trajectory: Trajectory) -> Task | None:
         """A checkable task stating the world changes ``trajectory`` made (None when it changed nothing)."""
         if self._hindsight_env is None:
-            self._hindsight_env = AppWorldEnv(split=self.split, seed=self.seed, max_steps=10_000,
-                                              timeout_s=self.sandbox_config.wall_s)
+            self._hindsight_env = AppWorldEnv(
+                split=self.split, seed=self.seed, max_steps=10_000, timeout_s=self.sandbox_config.wall_s
+            )
         env = self._hindsight_env
         env.reset(options={"task": trajectory.task})
         for act in trajectory.actions:

@@ -30,7 +30,14 @@ from typing import Any
 
 from .db import AppDatabases, TableDiff, diff_databases
 
-__all__ = ["Evaluation", "evaluate_tests", "label_tests", "compute_metrics", "normalize_answer", "answer_matches"]
+__all__ = [
+    "Evaluation",
+    "evaluate_tests",
+    "label_tests",
+    "compute_metrics",
+    "normalize_answer",
+    "answer_matches",
+]
 
 # the answer channel and the task record are not world state
 _IGNORED = {"supervisor.active_task"}
@@ -94,10 +101,17 @@ class Evaluation:
         return len(self.passes) / self.num_tests if self.num_tests else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"success": self.success, "difficulty": self.difficulty, "num_tests": self.num_tests,
-                "pass_count": len(self.passes), "fail_count": len(self.failures),
-                "pass_share": self.pass_share, "pass_percentage": 100.0 * self.pass_share,
-                "passes": self.passes, "failures": self.failures}
+        return {
+            "success": self.success,
+            "difficulty": self.difficulty,
+            "num_tests": self.num_tests,
+            "pass_count": len(self.passes),
+            "fail_count": len(self.failures),
+            "pass_share": self.pass_share,
+            "pass_percentage": 100.0 * self.pass_share,
+            "passes": self.passes,
+            "failures": self.failures,
+        }
 
 
 def _check(test: dict[str, Any], diffs: dict[str, TableDiff], answer: Any) -> str | None:
@@ -106,12 +120,20 @@ def _check(test: dict[str, Any], diffs: dict[str, TableDiff], answer: Any) -> st
     name = f"{test.get('app')}.{test.get('table')}"
     d = diffs.get(name)
     if kind == "answer":
-        return None if answer_matches(answer, test["expected"]) else f"answer {answer!r} != expected {test['expected']!r}"
+        return (
+            None
+            if answer_matches(answer, test["expected"])
+            else f"answer {answer!r} != expected {test['expected']!r}"
+        )
     if kind == "added":
         rows = [d.end_rows[i] for i in d.added] if d else []
         hits = [r for r in rows if all(_field_ok(r.get(k), v) for k, v in test["where"].items())]
         want = int(test.get("count", 1))
-        return None if len(hits) == want else f"{len(hits)} added row(s) in {name} match {test['where']}, expected {want}"
+        return (
+            None
+            if len(hits) == want
+            else f"{len(hits)} added row(s) in {name} match {test['where']}, expected {want}"
+        )
     if kind == "updated":
         row = d.end_rows.get(test["id"]) if d and test["id"] in d.updated else None
         if row is None:
@@ -144,8 +166,14 @@ def _check(test: dict[str, Any], diffs: dict[str, TableDiff], answer: Any) -> st
     return f"unknown test kind {kind!r}"
 
 
-def evaluate_tests(tests: list[dict[str, Any]], start: AppDatabases, end: AppDatabases, answer: Any = None,
-                   difficulty: int | None = None, diffs: list[TableDiff] | None = None) -> Evaluation:
+def evaluate_tests(
+    tests: list[dict[str, Any]],
+    start: AppDatabases,
+    end: AppDatabases,
+    answer: Any = None,
+    difficulty: int | None = None,
+    diffs: list[TableDiff] | None = None,
+) -> Evaluation:
     """Evaluate ``tests`` on the change from ``start`` to ``end`` with the given final ``answer``."""
     if diffs is None:
         diffs = diff_databases(start, end)
@@ -193,8 +221,12 @@ def compute_metrics(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
             scen[str(r["task_id"]).split(":")[0].rsplit("_", 1)[0]].append(bool(r["success"]))
         tgc = 100.0 * sum(bool(r["success"]) for r in rs) / len(rs) if rs else 0.0
         sgc = 100.0 * sum(min(v) for v in scen.values()) / len(scen) if scen else 0.0
-        return {"num_tasks": len(rs), "num_scenarios": len(scen), "task_goal_completion": round(tgc, 2),
-                "scenario_goal_completion": round(sgc, 2)}
+        return {
+            "num_tasks": len(rs),
+            "num_scenarios": len(scen),
+            "task_goal_completion": round(tgc, 2),
+            "scenario_goal_completion": round(sgc, 2),
+        }
 
     out = {"overall": block(results)}
     for level in (1, 2, 3):

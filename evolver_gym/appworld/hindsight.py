@@ -14,7 +14,16 @@ from .evaluation import label_tests
 
 __all__ = ["hindsight_from_diff"]
 
-_VOLATILE = {"id", "created_at", "updated_at", "added_at", "liked_at", "sent_at", "resolved_at", "completed_at"}
+_VOLATILE = {
+    "id",
+    "created_at",
+    "updated_at",
+    "added_at",
+    "liked_at",
+    "sent_at",
+    "resolved_at",
+    "completed_at",
+}
 
 
 def _describe(fields: dict[str, Any]) -> str:
@@ -28,28 +37,62 @@ def hindsight_from_diff(task: Task, diffs: list[TableDiff], start: AppDatabases)
     tests: list[dict[str, Any]] = []
     lines, allowed = [], {}
     for d in diffs:
-        allowed[d.name] = {"added": bool(d.added), "updated": list(d.updated), "removed": list(d.removed),
-                           "fields": sorted({f for fs in d.updated.values() for f in fs}) or None}
+        allowed[d.name] = {
+            "added": bool(d.added),
+            "updated": list(d.updated),
+            "removed": list(d.removed),
+            "fields": sorted({f for fs in d.updated.values() for f in fs}) or None,
+        }
         for rid in d.added:
             where = {k: v for k, v in d.end_rows[rid].items() if k not in _VOLATILE}
-            tests.append({"kind": "added", "app": d.app, "table": d.table, "where": where,
-                          "requirement": f"a {d.table} record with {_describe(where)} is added"})
+            tests.append(
+                {
+                    "kind": "added",
+                    "app": d.app,
+                    "table": d.table,
+                    "where": where,
+                    "requirement": f"a {d.table} record with {_describe(where)} is added",
+                }
+            )
             lines.append(f"In the {d.app} app, add a {d.table} record with {_describe(where)}.")
         for rid, changed in d.updated.items():
             fields = {k: d.end_rows[rid][k] for k in changed if k not in _VOLATILE}
             if not fields:
                 continue
-            tests.append({"kind": "updated", "app": d.app, "table": d.table, "id": rid, "fields": fields,
-                          "requirement": f"{d.name} record {rid} has {_describe(fields)}"})
+            tests.append(
+                {
+                    "kind": "updated",
+                    "app": d.app,
+                    "table": d.table,
+                    "id": rid,
+                    "fields": fields,
+                    "requirement": f"{d.name} record {rid} has {_describe(fields)}",
+                }
+            )
             lines.append(f"In the {d.app} app, change {d.table} record {rid} so that {_describe(fields)}.")
         if d.removed:
-            tests.append({"kind": "removed", "app": d.app, "table": d.table, "ids": list(d.removed),
-                          "requirement": f"{d.name} records {d.removed} are removed"})
+            tests.append(
+                {
+                    "kind": "removed",
+                    "app": d.app,
+                    "table": d.table,
+                    "ids": list(d.removed),
+                    "requirement": f"{d.name} records {d.removed} are removed",
+                }
+            )
             lines.append(f"In the {d.app} app, delete the {d.table} records with ids {d.removed}.")
     if not tests:
         return None
     tests.append({"kind": "no_collateral", "allowed": allowed, "requirement": "nothing else changed"})
-    goal = {**{k: v for k, v in task.goal.items() if k not in ("tests", "answer")}, "answer": None,
-            "tests": label_tests(tests, start)}
-    return task.derive(instruction=" ".join(lines), goal=goal, reference=list(task.reference), proposer="hindsight",
-                       metadata={"source": "hindsight"})
+    goal = {
+        **{k: v for k, v in task.goal.items() if k not in ("tests", "answer")},
+        "answer": None,
+        "tests": label_tests(tests, start),
+    }
+    return task.derive(
+        instruction=" ".join(lines),
+        goal=goal,
+        reference=list(task.reference),
+        proposer="hindsight",
+        metadata={"source": "hindsight"},
+    )

@@ -69,10 +69,18 @@ class RealAppWorldEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, server_command: str | list[str] | None = None, base_url: str | None = None,
-                 appworld_root: str | None = None, split: str = "train", max_steps: int = 40,
-                 experiment_name: str | None = None, startup_timeout_s: float = 120.0,
-                 request_timeout_s: float = 150.0, render_mode: str | None = None):
+    def __init__(
+        self,
+        server_command: str | list[str] | None = None,
+        base_url: str | None = None,
+        appworld_root: str | None = None,
+        split: str = "train",
+        max_steps: int = 40,
+        experiment_name: str | None = None,
+        startup_timeout_s: float = 120.0,
+        request_timeout_s: float = 150.0,
+        render_mode: str | None = None,
+    ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -85,8 +93,10 @@ class RealAppWorldEnv(gym.Env[str, str]):
         self.experiment_name = experiment_name or f"evolver-{os.getpid()}-{id(self):x}"
         self.startup_timeout_s, self.request_timeout_s = startup_timeout_s, request_timeout_s
         if self.base_url is None and not self.server_command:
-            raise ValueError("RealAppWorldEnv needs base_url (or $EVOLVER_APPWORLD_URL) or server_command "
-                             "(or $EVOLVER_APPWORLD_SERVER_CMD); see docs/appworld.md")
+            raise ValueError(
+                "RealAppWorldEnv needs base_url (or $EVOLVER_APPWORLD_URL) or server_command "
+                "(or $EVOLVER_APPWORLD_SERVER_CMD); see docs/appworld.md"
+            )
         self.action_space = UnicodeText(200_000, examples=("print(apis.api_docs.show_app_descriptions())",))
         self.observation_space = UnicodeText(1_000_000)
         self._proc: subprocess.Popen | None = None
@@ -101,21 +111,30 @@ class RealAppWorldEnv(gym.Env[str, str]):
             return
         port = _free_port()
         cmd = self.server_command
-        argv = [a.replace("{port}", str(port)) for a in (shlex.split(cmd) if isinstance(cmd, str) else list(cmd))]
-        self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
+        argv = [
+            a.replace("{port}", str(port)) for a in (shlex.split(cmd) if isinstance(cmd, str) else list(cmd))
+        ]
+        self._proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         self.base_url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + self.startup_timeout_s
         while not appworld_server_reachable(self.base_url, timeout=1.0):
             if self._proc.poll() is not None:
-                raise RuntimeError(f"the AppWorld server command exited with code {self._proc.returncode}: {argv}")
+                raise RuntimeError(
+                    f"the AppWorld server command exited with code {self._proc.returncode}: {argv}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no AppWorld server at {self.base_url} after {self.startup_timeout_s}s")
             time.sleep(0.5)
 
     def _post(self, path: str, payload: dict[str, Any]) -> Any:
-        req = urllib.request.Request(self.base_url + path, data=json.dumps(payload).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
+        req = urllib.request.Request(
+            self.base_url + path,
+            data=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(req, timeout=self.request_timeout_s) as resp:
             data = json.loads(resp.read().decode() or "null")
         return data.get("output") if isinstance(data, dict) and "output" in data else data
@@ -136,8 +155,12 @@ class RealAppWorldEnv(gym.Env[str, str]):
         return [Task(task_id=i, env_id=ENV_ID, instruction="", split=split) for i in ids]
 
     def profile(self) -> dict[str, Any]:
-        return {"env_id": ENV_ID, "entities": {}, "attributes": {},
-                "operations": {"note": "see apis.api_docs inside the episode"}}
+        return {
+            "env_id": ENV_ID,
+            "entities": {},
+            "attributes": {},
+            "operations": {"note": "see apis.api_docs inside the episode"},
+        }
 
     def oracle(self, task: Task) -> list[str]:
         raise NotImplementedError("the real AppWorld keeps its solutions encrypted; no oracle is available")
@@ -158,13 +181,23 @@ class RealAppWorldEnv(gym.Env[str, str]):
             index = int(options["index"]) if "index" in options else int(self.np_random.integers(len(tasks)))
             task_id = tasks[index].task_id
         self._ensure_server()
-        self._post("/initialize", {"task_id": task_id, "experiment_name": self.experiment_name,
-                                   "max_interactions": max(self.max_steps, 1) + 1})
+        self._post(
+            "/initialize",
+            {
+                "task_id": task_id,
+                "experiment_name": self.experiment_name,
+                "max_interactions": max(self.max_steps, 1) + 1,
+            },
+        )
         spec = self._get(f"/tasks/{task_id}") or {}
         sup = spec.get("supervisor", {})
-        self._task = Task(task_id=task_id, env_id=ENV_ID, instruction=spec.get("instruction", ""),
-                          split=options.get("split", self.split), goal={"supervisor": sup,
-                                                                        "datetime": spec.get("datetime")})
+        self._task = Task(
+            task_id=task_id,
+            env_id=ENV_ID,
+            instruction=spec.get("instruction", ""),
+            split=options.get("split", self.split),
+            goal={"supervisor": sup, "datetime": spec.get("datetime")},
+        )
         from .env import render_prompt
 
         self._steps, self._done = 0, False
@@ -172,8 +205,12 @@ class RealAppWorldEnv(gym.Env[str, str]):
         return self._last_obs, self._info(True)
 
     def _info(self, valid: bool, error: str | None = None) -> dict[str, Any]:
-        info = {"task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
-                "action_valid": valid}
+        info = {
+            "task": self._task.public(),
+            "instruction": self._task.instruction,
+            "step": self._steps,
+            "action_valid": valid,
+        }
         if error:
             info["error"] = error
         return info
@@ -182,14 +219,25 @@ class RealAppWorldEnv(gym.Env[str, str]):
         if self._task is None:
             raise RuntimeError("call reset() before step()")
         if self._done:
-            return "The episode has ended; call reset().", 0.0, True, False, self._info(False, "step after end")
+            return (
+                "The episode has ended; call reset().",
+                0.0,
+                True,
+                False,
+                self._info(False, "step after end"),
+            )
         self._steps += 1
         try:
             obs = str(self._post("/execute", {"task_id": self._task.task_id, "code": str(action)}))
             terminated = bool(self._post("/task_completed", {"task_id": self._task.task_id}))
             valid, error = True, None
         except (urllib.error.URLError, OSError, ValueError) as e:
-            obs, terminated, valid, error = f"Execution failed. Traceback:\nAppWorld server error: {e}", False, False, str(e)
+            obs, terminated, valid, error = (
+                f"Execution failed. Traceback:\nAppWorld server error: {e}",
+                False,
+                False,
+                str(e),
+            )
         truncated = not terminated and self._steps >= self.max_steps
         info = self._info(valid, error)
         reward = 0.0
@@ -206,9 +254,15 @@ class RealAppWorldEnv(gym.Env[str, str]):
         raw = self._post("/evaluate", {"task_id": self._task.task_id, "suppress_errors": True}) or {}
         passes, failures = raw.get("passes", []), raw.get("failures", [])
         n = len(passes) + len(failures)
-        return {**raw, "success": bool(raw.get("success", n > 0 and not failures)), "passes": passes,
-                "failures": failures, "num_tests": n, "pass_share": len(passes) / n if n else 0.0,
-                "difficulty": raw.get("difficulty")}
+        return {
+            **raw,
+            "success": bool(raw.get("success", n > 0 and not failures)),
+            "passes": passes,
+            "failures": failures,
+            "num_tests": n,
+            "pass_share": len(passes) / n if n else 0.0,
+            "difficulty": raw.get("difficulty"),
+        }
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

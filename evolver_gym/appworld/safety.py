@@ -17,14 +17,51 @@ import ast
 
 __all__ = ["check_code", "UnsafeCodeError", "ALLOWED_MODULES", "FORBIDDEN_NAMES"]
 
-ALLOWED_MODULES = frozenset({
-    "json", "re", "math", "datetime", "calendar", "itertools", "random", "collections", "functools", "copy",
-    "statistics", "decimal", "fractions", "heapq", "bisect", "textwrap", "time",
-})
-FORBIDDEN_NAMES = frozenset({
-    "open", "exec", "eval", "compile", "globals", "locals", "vars", "breakpoint", "input", "help", "exit",
-    "quit", "memoryview", "type", "super", "delattr", "setattr", "classmethod", "staticmethod", "property",
-})
+ALLOWED_MODULES = frozenset(
+    {
+        "json",
+        "re",
+        "math",
+        "datetime",
+        "calendar",
+        "itertools",
+        "random",
+        "collections",
+        "functools",
+        "copy",
+        "statistics",
+        "decimal",
+        "fractions",
+        "heapq",
+        "bisect",
+        "textwrap",
+        "time",
+    }
+)
+FORBIDDEN_NAMES = frozenset(
+    {
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "input",
+        "help",
+        "exit",
+        "quit",
+        "memoryview",
+        "type",
+        "super",
+        "delattr",
+        "setattr",
+        "classmethod",
+        "staticmethod",
+        "property",
+    }
+)
 _FORBIDDEN_ATTR_PREFIXES = ("_", "gi_", "cr_", "ag_", "f_", "tb_", "co_", "func_")
 # str.format can walk attributes ("{0.__class__}"), so it is refused; f-strings are checked like code
 _FORBIDDEN_ATTRS = frozenset({"mro", "format", "format_map", "with_traceback", "im_func", "im_self"})
@@ -58,10 +95,14 @@ def check_code(code: str) -> ast.Module:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name not in ALLOWED_MODULES:
-                    raise UnsafeCodeError(f"import of module {alias.name!r} is not allowed; allowed: {allowed}")
+                    raise UnsafeCodeError(
+                        f"import of module {alias.name!r} is not allowed; allowed: {allowed}"
+                    )
         elif isinstance(node, ast.ImportFrom):
             if node.level or node.module not in ALLOWED_MODULES:
-                raise UnsafeCodeError(f"import from module {node.module!r} is not allowed; allowed: {allowed}")
+                raise UnsafeCodeError(
+                    f"import from module {node.module!r} is not allowed; allowed: {allowed}"
+                )
             for alias in node.names:
                 if alias.name == "*" or alias.name.startswith("_"):
                     raise UnsafeCodeError(f"importing {alias.name!r} from {node.module!r} is not allowed")
@@ -72,7 +113,9 @@ def check_code(code: str) -> ast.Module:
         ):
             hint = " (use an f-string instead)" if node.attr.startswith("format") else ""
             raise UnsafeCodeError(f"access to the attribute {node.attr!r} is not allowed{hint}")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.startswith("__"):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.startswith(
+            "__"
+        ):
             raise UnsafeCodeError(f"defining the dunder name {node.name!r} is not allowed")
         elif isinstance(node, ast.arg) and node.arg.startswith("__"):
             raise UnsafeCodeError(f"the argument name {node.arg!r} is not allowed")

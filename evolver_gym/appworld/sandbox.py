@@ -42,10 +42,14 @@ class SandboxConfig:
 
     wall_s: float = field(default=10.0, metadata={"help": "Wall-clock seconds per cell."})
     cpu_s: float = field(default=10.0, metadata={"help": "CPU seconds per cell."})
-    memory_mb: int = field(default=256, metadata={"help": "Extra address space the worker may allocate, in MB."})
+    memory_mb: int = field(
+        default=256, metadata={"help": "Extra address space the worker may allocate, in MB."}
+    )
     max_output: int = field(default=20000, metadata={"help": "Characters of printed output kept per cell."})
     max_calls: int = field(default=1000, metadata={"help": "API calls allowed per cell."})
-    grace_s: float = field(default=2.0, metadata={"help": "Seconds past wall_s before the host kills the worker."})
+    grace_s: float = field(
+        default=2.0, metadata={"help": "Seconds past wall_s before the host kills the worker."}
+    )
 
     def __post_init__(self) -> None:
         for name in ("wall_s", "cpu_s", "grace_s"):
@@ -104,10 +108,24 @@ class Sandbox:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(_WORKER), str(to_child_r), str(from_child_w), str(self.config.memory_mb)],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, cwd=self._tmp, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            close_fds=True, start_new_session=True)
+            [
+                sys.executable,
+                "-I",
+                "-B",
+                str(_WORKER),
+                str(to_child_r),
+                str(from_child_w),
+                str(self.config.memory_mb),
+            ],
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self._tmp,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            close_fds=True,
+            start_new_session=True,
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._wconn = Connection(to_child_w, readable=False)
@@ -191,11 +209,15 @@ class Sandbox:
             check_code(code)
         except SyntaxError as e:
             line = (e.text or "").rstrip("\n")
-            return CellResult(f"Execution failed. Traceback:\nSyntax error in line:\n{line}\nMessage: {e.msg}")
+            return CellResult(
+                f"Execution failed. Traceback:\nSyntax error in line:\n{line}\nMessage: {e.msg}"
+            )
         except UnsafeCodeError as e:
             return CellResult(f"Execution failed. Traceback:\nUnsafeCodeError: {e}", fault="unsafe")
         except (ValueError, RecursionError, MemoryError) as e:  # null bytes, absurd nesting
-            return CellResult(f"Execution failed. Traceback:\nSyntax error in line:\n\nMessage: {e}", fault="unsafe")
+            return CellResult(
+                f"Execution failed. Traceback:\nSyntax error in line:\n\nMessage: {e}", fault="unsafe"
+            )
         if self._proc is None or self._proc.poll() is not None:
             self._restart_and_replay()  # the worker died between steps: rebuild its namespace first
         result = self._run(code, handler, replay=None)
@@ -214,8 +236,16 @@ class Sandbox:
         result = CellResult("")
         try:
             self._ensure()
-            self._send({"op": "exec", "code": code, "wall_s": cfg.wall_s, "cpu_s": cfg.cpu_s,
-                        "max_output": cfg.max_output, "max_calls": cfg.max_calls})
+            self._send(
+                {
+                    "op": "exec",
+                    "code": code,
+                    "wall_s": cfg.wall_s,
+                    "cpu_s": cfg.cpu_s,
+                    "max_output": cfg.max_output,
+                    "max_calls": cfg.max_calls,
+                }
+            )
             deadline = time.monotonic() + cfg.wall_s + cfg.grace_s
             while True:
                 msg = self._recv(timeout=deadline - time.monotonic())
@@ -228,20 +258,28 @@ class Sandbox:
                     raise _WorkerGone(f"unexpected message {msg.get('op')!r}")
                 app, api, kwargs = str(msg.get("app")), str(msg.get("api")), msg.get("kwargs")
                 if replay is not None:
-                    status, body = replay.pop(0) if replay else (500, {"message": "replay transcript exhausted"})
+                    status, body = (
+                        replay.pop(0) if replay else (500, {"message": "replay transcript exhausted"})
+                    )
                 else:
                     status, body = handler(app, api, kwargs if isinstance(kwargs, dict) else {})
                 result.calls.append((app, api, kwargs, status, body))
                 self._send({"status": status, "body": body})
         except TimeoutError:
             self._kill()
-            return CellResult(f"Execution failed. Traceback:\nExecution timed out after {cfg.wall_s:g} seconds.",
-                              fault="timeout", calls=result.calls)
+            return CellResult(
+                f"Execution failed. Traceback:\nExecution timed out after {cfg.wall_s:g} seconds.",
+                fault="timeout",
+                calls=result.calls,
+            )
         except _WorkerGone:
             self._kill()
-            return CellResult("Execution failed. Traceback:\nThe sandbox process ended unexpectedly (it may have "
-                              "exceeded a resource limit); the world was restored to its state before this step.",
-                              fault="crash", calls=result.calls)
+            return CellResult(
+                "Execution failed. Traceback:\nThe sandbox process ended unexpectedly (it may have "
+                "exceeded a resource limit); the world was restored to its state before this step.",
+                fault="crash",
+                calls=result.calls,
+            )
 
     def _restart_and_replay(self) -> None:
         """Fresh worker whose namespace is rebuilt from the cells that succeeded before."""

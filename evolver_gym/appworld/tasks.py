@@ -31,8 +31,22 @@ from .db import AppDatabases, build_base_databases
 from .evaluation import label_tests
 from .world import World, generate_world
 
-__all__ = ["Draft", "TaskSpec", "scenario", "TEMPLATES", "SPLITS", "build_tasks", "start_state", "world_bundle",
-           "PREAMBLE", "MISSED_PAGE_PREAMBLE", "NOW_CODE", "ENV_ID", "login", "retry"]
+__all__ = [
+    "Draft",
+    "TaskSpec",
+    "scenario",
+    "TEMPLATES",
+    "SPLITS",
+    "build_tasks",
+    "start_state",
+    "world_bundle",
+    "PREAMBLE",
+    "MISSED_PAGE_PREAMBLE",
+    "NOW_CODE",
+    "ENV_ID",
+    "login",
+    "retry",
+]
 
 ENV_ID = "evolver/AppWorld-v0"
 
@@ -56,12 +70,15 @@ def all_pages(fn, **kwargs):
 """
 # the "missed page" perturbation: a solution that reads only the first (default-size) page
 MISSED_PAGE_PREAMBLE = PREAMBLE.replace(
-    "def all_pages(fn, **kwargs):", "def all_pages(fn, **kwargs):\n    return fn(**kwargs)\n\ndef unused(fn, **kwargs):")
+    "def all_pages(fn, **kwargs):",
+    "def all_pages(fn, **kwargs):\n    return fn(**kwargs)\n\ndef unused(fn, **kwargs):",
+)
 NOW_CODE = """import datetime
 clock = apis.phone.show_current_date_time(access_token=login("phone"))
 now = datetime.datetime.fromisoformat(clock["date"] + "T" + clock["time"])
 today = now.date()
 """
+
 
 def login(app: str) -> str:
     """Reference-code line that logs in to ``app`` and binds the token to ``<app>_token``."""
@@ -109,7 +126,9 @@ class Draft:
 
     def contacts(self, relationship: str | None = None) -> list[dict[str, Any]]:
         rows = self.q("phone", "SELECT * FROM contacts WHERE owner_id = 1 ORDER BY id")
-        return [r for r in rows if relationship is None or relationship in (r["relationships"] or "").split(",")]
+        return [
+            r for r in rows if relationship is None or relationship in (r["relationships"] or "").split(",")
+        ]
 
     def user_id(self, app: str, email: str) -> int:
         return self.q(app, "SELECT id FROM users WHERE email = ?", (email,))[0]["id"]
@@ -143,10 +162,24 @@ def _ensure_templates() -> None:
 
 
 # split -> [(template, variant)]; variants give different parameters, hence different scenarios
-_SEEN = ["contact_relationship_count", "playlist_minutes", "note_code_lookup", "create_alarm", "disable_early_alarms",
-         "like_album_songs", "genre_playlist", "overdue_tasks", "sent_to_person", "pay_texted_amount",
-         "approve_requests_by_relationship", "split_bill", "postpone_tasks", "checklist_to_tasks", "birthday_note",
-         "most_played_artist"]
+_SEEN = [
+    "contact_relationship_count",
+    "playlist_minutes",
+    "note_code_lookup",
+    "create_alarm",
+    "disable_early_alarms",
+    "like_album_songs",
+    "genre_playlist",
+    "overdue_tasks",
+    "sent_to_person",
+    "pay_texted_amount",
+    "approve_requests_by_relationship",
+    "split_bill",
+    "postpone_tasks",
+    "checklist_to_tasks",
+    "birthday_note",
+    "most_played_artist",
+]
 _CHALLENGE = ["unread_from_sender", "pay_emailed_invoice", "reply_latest_email", "email_relationship_group"]
 SPLITS: dict[str, list[tuple[str, str]]] = {
     "train": [(t, "a") for t in _SEEN],
@@ -184,14 +217,28 @@ def _finish(spec: TaskSpec, draft: Draft, tmpl: Template) -> dict[str, Any]:
     tests = list(spec.tests)
     if spec.answer is not None:
         tests.insert(0, {"kind": "answer", "expected": spec.answer, "requirement": "the answer is correct"})
-    tests.append({"kind": "no_collateral", "allowed": spec.allowed,
-                  "requirement": "no other records or fields changed (no collateral damage)"})
+    tests.append(
+        {
+            "kind": "no_collateral",
+            "allowed": spec.allowed,
+            "requirement": "no other records or fields changed (no collateral damage)",
+        }
+    )
     tests = label_tests(tests, draft.dbs)
     if not any(t["label"] == "no_op_fail" for t in tests):
         raise RuntimeError(f"template {tmpl.name} made a task a do-nothing agent passes: {spec.instruction}")
-    return {"setup": draft.setup, "tests": tests, "answer": spec.answer, "datetime": draft.now.isoformat(),
-            "supervisor": {k: draft.world.supervisor[k] for k in ("first_name", "last_name", "email", "phone_number")},
-            "scenario": tmpl.name, "apps": list(tmpl.apps), "params": spec.params}
+    return {
+        "setup": draft.setup,
+        "tests": tests,
+        "answer": spec.answer,
+        "datetime": draft.now.isoformat(),
+        "supervisor": {
+            k: draft.world.supervisor[k] for k in ("first_name", "last_name", "email", "phone_number")
+        },
+        "scenario": tmpl.name,
+        "apps": list(tmpl.apps),
+        "params": spec.params,
+    }
 
 
 @lru_cache(maxsize=16)
@@ -221,11 +268,25 @@ def _split_tasks(split: str, seed: int) -> tuple[Task, ...]:
             seen.add(spec.instruction)
             n += 1
             goal = _finish(spec, draft, tmpl)
-            out.append(Task(
-                task_id=f"{sid}_{n}", env_id=ENV_ID, instruction=spec.instruction, split=split, seed=seed,
-                goal=goal, reference=[PREAMBLE, spec.reference], difficulty=tmpl.difficulty,
-                metadata={"scenario_id": sid, "template": name, "variant": variant, "apps": list(tmpl.apps),
-                          "perturbations": spec.perturbations}))
+            out.append(
+                Task(
+                    task_id=f"{sid}_{n}",
+                    env_id=ENV_ID,
+                    instruction=spec.instruction,
+                    split=split,
+                    seed=seed,
+                    goal=goal,
+                    reference=[PREAMBLE, spec.reference],
+                    difficulty=tmpl.difficulty,
+                    metadata={
+                        "scenario_id": sid,
+                        "template": name,
+                        "variant": variant,
+                        "apps": list(tmpl.apps),
+                        "perturbations": spec.perturbations,
+                    },
+                )
+            )
     return tuple(out)
 
 

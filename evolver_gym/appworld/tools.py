@@ -14,7 +14,13 @@ from .apis import REGISTRY
 
 __all__ = ["tool_schemas", "parse_tool_call"]
 
-_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "list": "array"}
+_JSON_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "list": "array",
+}
 
 
 def tool_schemas() -> list[dict[str, Any]]:
@@ -31,9 +37,16 @@ def tool_schemas() -> list[dict[str, Any]]:
                 props[p.name] = schema
                 if p.required:
                     required.append(p.name)
-            out.append({"type": "function", "function": {
-                "name": f"{app}__{name}", "description": spec.description,
-                "parameters": {"type": "object", "properties": props, "required": required}}})
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": f"{app}__{name}",
+                        "description": spec.description,
+                        "parameters": {"type": "object", "properties": props, "required": required},
+                    },
+                }
+            )
     return out
 
 
@@ -42,7 +55,9 @@ def parse_tool_call(action: str) -> tuple[str, str, dict[str, Any]]:
     try:
         data = json.loads(action)
     except (TypeError, ValueError) as e:
-        raise ValueError(f"the action is not JSON ({e}); send {{\"name\": \"app__api\", \"arguments\": {{...}}}}") from e
+        raise ValueError(
+            f'the action is not JSON ({e}); send {{"name": "app__api", "arguments": {{...}}}}'
+        ) from e
     if isinstance(data, list):
         if len(data) != 1:
             raise ValueError(f"send exactly one tool call per action, got {len(data)}")

@@ -52,12 +52,22 @@ _NOTE_TOPICS = (
 _TODO_PROJECTS = ("Home", "Work", "Garden", "Errands", "Side project")
 _TODO_VERBS = ("Fix", "Buy", "Call about", "Plan", "Clean", "Review", "Order", "Schedule", "Return")
 _MSG_TEMPLATES = (
-    "Are we still on for {w} tonight?", "I left the {w} book at your place.",
-    "Running ten minutes late, sorry!", "Did you see the {w} news?", "Thanks for the {w} tip!",
-    "Call me when you get a chance.", "Happy to help with the {w} move this weekend.",
+    "Are we still on for {w} tonight?",
+    "I left the {w} book at your place.",
+    "Running ten minutes late, sorry!",
+    "Did you see the {w} news?",
+    "Thanks for the {w} tip!",
+    "Call me when you get a chance.",
+    "Happy to help with the {w} move this weekend.",
 )
-_SUBJECTS = ("Weekly {w} update", "Question about {w}", "Photos from the {w} trip",
-             "Your {w} order", "Invitation: {w} night", "Notes on the {w} draft")
+_SUBJECTS = (
+    "Weekly {w} update",
+    "Question about {w}",
+    "Photos from the {w} trip",
+    "Your {w} order",
+    "Invitation: {w} night",
+    "Notes on the {w} draft",
+)
 
 
 @dataclass
@@ -105,14 +115,18 @@ def _people(rnd, n: int) -> list[dict[str, Any]]:
             if phone not in phones:
                 phones.add(phone)
                 break
-        people.append({
-            "id": i + 1,
-            "first_name": first,
-            "last_name": last,
-            "email": f"{first.lower()}.{last.lower()}@{rnd.choice(_DOMAINS)}",
-            "phone_number": phone,
-            "birthday": dt.date(rnd.randint(1960, 2003), rnd.randint(1, 12), rnd.randint(1, 28)).isoformat(),
-        })
+        people.append(
+            {
+                "id": i + 1,
+                "first_name": first,
+                "last_name": last,
+                "email": f"{first.lower()}.{last.lower()}@{rnd.choice(_DOMAINS)}",
+                "phone_number": phone,
+                "birthday": dt.date(
+                    rnd.randint(1960, 2003), rnd.randint(1, 12), rnd.randint(1, 28)
+                ).isoformat(),
+            }
+        )
     return people
 
 
@@ -142,22 +156,45 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
     # accounts: everyone has one in every user app; the supervisor's passwords are in supervisor
     for app in USER_APPS:
         for p in people:
-            b.add(app, "users", first_name=p["first_name"], last_name=p["last_name"], email=p["email"],
-                  phone_number=p["phone_number"], password=_password(rnd),
-                  created_at=_ts(now - dt.timedelta(days=rnd.randint(200, 900))),
-                  **({"balance": round(rnd.uniform(1500, 3000) if p is sup else rnd.uniform(50, 2000), 2)}
-                     if app == "payments" else {}))
+            b.add(
+                app,
+                "users",
+                first_name=p["first_name"],
+                last_name=p["last_name"],
+                email=p["email"],
+                phone_number=p["phone_number"],
+                password=_password(rnd),
+                created_at=_ts(now - dt.timedelta(days=rnd.randint(200, 900))),
+                **(
+                    {"balance": round(rnd.uniform(1500, 3000) if p is sup else rnd.uniform(50, 2000), 2)}
+                    if app == "payments"
+                    else {}
+                ),
+            )
     for app in USER_APPS:
-        b.add("supervisor", "account_passwords", account_name=app,
-              password=b.rows[app]["users"][0]["password"])
+        b.add(
+            "supervisor", "account_passwords", account_name=app, password=b.rows[app]["users"][0]["password"]
+        )
     for name, (city, state) in zip(("Home", "Work"), rnd.sample(_CITIES, 2)):
-        b.add("supervisor", "addresses", name=name, street_address=f"{rnd.randint(10, 999)} {rnd.choice(_WORDS).title()} St",
-              city=city, state=state, zip_code=f"{rnd.randint(10000, 99999)}")
+        b.add(
+            "supervisor",
+            "addresses",
+            name=name,
+            street_address=f"{rnd.randint(10, 999)} {rnd.choice(_WORDS).title()} St",
+            city=city,
+            state=state,
+            zip_code=f"{rnd.randint(10000, 99999)}",
+        )
     for card_name in ("Everyday Visa", "Travel Mastercard", "Backup Debit"):
-        b.add("supervisor", "payment_cards", card_name=card_name,
-              owner_name=f"{sup['first_name']} {sup['last_name']}",
-              card_number="".join(rnd.choice(string.digits) for _ in range(16)),
-              expiry_date=f"{rnd.randint(1, 12):02d}/{rnd.randint(26, 30)}", cvv=f"{rnd.randint(100, 999)}")
+        b.add(
+            "supervisor",
+            "payment_cards",
+            card_name=card_name,
+            owner_name=f"{sup['first_name']} {sup['last_name']}",
+            card_number="".join(rnd.choice(string.digits) for _ in range(16)),
+            expiry_date=f"{rnd.randint(1, 12):02d}/{rnd.randint(26, 30)}",
+            cvv=f"{rnd.randint(100, 999)}",
+        )
 
     # phone: the supervisor's contacts carry relationships; others get a few contacts too
     others = people[1:]
@@ -166,53 +203,108 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
         rels = [rnd.choice(RELATIONSHIPS)]
         if rnd.random() < 0.2:
             rels.append(rnd.choice([r for r in RELATIONSHIPS if r not in rels]))
-        b.add("phone", "contacts", owner_id=sup["id"], first_name=p["first_name"], last_name=p["last_name"],
-              phone_number=p["phone_number"], email=p["email"], relationships=",".join(sorted(rels)),
-              birthday=p["birthday"], created_at=_ts(when(400)))
+        b.add(
+            "phone",
+            "contacts",
+            owner_id=sup["id"],
+            first_name=p["first_name"],
+            last_name=p["last_name"],
+            phone_number=p["phone_number"],
+            email=p["email"],
+            relationships=",".join(sorted(rels)),
+            birthday=p["birthday"],
+            created_at=_ts(when(400)),
+        )
     for p in others[:20]:
         for q in rnd.sample(people, 3):
             if q["id"] != p["id"]:
-                b.add("phone", "contacts", owner_id=p["id"], first_name=q["first_name"], last_name=q["last_name"],
-                      phone_number=q["phone_number"], email=q["email"], relationships=rnd.choice(RELATIONSHIPS),
-                      birthday=q["birthday"], created_at=_ts(when(400)))
+                b.add(
+                    "phone",
+                    "contacts",
+                    owner_id=p["id"],
+                    first_name=q["first_name"],
+                    last_name=q["last_name"],
+                    phone_number=q["phone_number"],
+                    email=q["email"],
+                    relationships=rnd.choice(RELATIONSHIPS),
+                    birthday=q["birthday"],
+                    created_at=_ts(when(400)),
+                )
     messages = []
     for _ in range(260):
         q = rnd.choice(sup_contacts)
         sender, receiver = (sup, q) if rnd.random() < 0.5 else (q, sup)
-        messages.append((when(), sender["id"], receiver["id"], rnd.choice(_MSG_TEMPLATES).format(w=rnd.choice(_WORDS))))
+        messages.append(
+            (when(), sender["id"], receiver["id"], rnd.choice(_MSG_TEMPLATES).format(w=rnd.choice(_WORDS)))
+        )
     for _ in range(120):
         p, q = rnd.sample(others, 2)
         messages.append((when(), p["id"], q["id"], rnd.choice(_MSG_TEMPLATES).format(w=rnd.choice(_WORDS))))
     for t, s, r, text in sorted(messages):
         b.add("phone", "text_messages", sender_id=s, receiver_id=r, message=text, sent_at=_ts(t))
     for i in range(9):
-        b.add("phone", "alarms", user_id=sup["id"], time=f"{rnd.randint(5, 22):02d}:{rnd.choice((0, 15, 30, 45)):02d}",
-              label=rnd.choice(("Wake up", "Gym", "Meds", "Stand-up", "Pick up kids", "Water plants", "Lunch")),
-              repeat_days=rnd.choice(("", "mon,tue,wed,thu,fri", "sat,sun", "mon,wed,fri")),
-              enabled=int(rnd.random() < 0.7), created_at=_ts(when(300)))
+        b.add(
+            "phone",
+            "alarms",
+            user_id=sup["id"],
+            time=f"{rnd.randint(5, 22):02d}:{rnd.choice((0, 15, 30, 45)):02d}",
+            label=rnd.choice(("Wake up", "Gym", "Meds", "Stand-up", "Pick up kids", "Water plants", "Lunch")),
+            repeat_days=rnd.choice(("", "mon,tue,wed,thu,fri", "sat,sun", "mon,wed,fri")),
+            enabled=int(rnd.random() < 0.7),
+            created_at=_ts(when(300)),
+        )
     for p in others[:25]:
-        b.add("phone", "alarms", user_id=p["id"], time=f"{rnd.randint(5, 9):02d}:00", label="Wake up",
-              repeat_days="", enabled=1, created_at=_ts(when(300)))
+        b.add(
+            "phone",
+            "alarms",
+            user_id=p["id"],
+            time=f"{rnd.randint(5, 9):02d}:00",
+            label="Wake up",
+            repeat_days="",
+            enabled=1,
+            created_at=_ts(when(300)),
+        )
 
     # music: a catalogue, the supervisor's library, likes, playlists and play history
     artists = []
     for _ in range(28):
-        name = f"The {rnd.choice(_WORDS).title()} {rnd.choice(_WORDS).title()}s" if rnd.random() < 0.4 else \
-            f"{rnd.choice(_FIRST)} {rnd.choice(_WORDS).title()}"
+        name = (
+            f"The {rnd.choice(_WORDS).title()} {rnd.choice(_WORDS).title()}s"
+            if rnd.random() < 0.4
+            else f"{rnd.choice(_FIRST)} {rnd.choice(_WORDS).title()}"
+        )
         genre = rnd.choice(GENRES)
-        artists.append(b.add("music", "artists", name=name, genre=genre, follower_count=rnd.randint(100, 90000)))
+        artists.append(
+            b.add("music", "artists", name=name, genre=genre, follower_count=rnd.randint(100, 90000))
+        )
     song_ids: list[int] = []
     for _ in range(60):
         artist_id = rnd.choice(artists)
         genre = b.rows["music"]["artists"][artist_id - 1]["genre"]
         release = (now - dt.timedelta(days=rnd.randint(30, 4000))).date().isoformat()
-        album_id = b.add("music", "albums", title=f"{rnd.choice(_WORDS).title()} {rnd.choice(_WORDS).title()}",
-                         artist_id=artist_id, genre=genre, release_date=release)
+        album_id = b.add(
+            "music",
+            "albums",
+            title=f"{rnd.choice(_WORDS).title()} {rnd.choice(_WORDS).title()}",
+            artist_id=artist_id,
+            genre=genre,
+            release_date=release,
+        )
         for track in range(rnd.randint(5, 9)):
-            song_ids.append(b.add("music", "songs", title=f"{rnd.choice(_WORDS).title()} {rnd.choice(_WORDS)}",
-                                  album_id=album_id, artist_id=artist_id, genre=genre, track_number=track + 1,
-                                  duration=rnd.randint(120, 420), release_date=release,
-                                  play_count=rnd.randint(0, 500000)))
+            song_ids.append(
+                b.add(
+                    "music",
+                    "songs",
+                    title=f"{rnd.choice(_WORDS).title()} {rnd.choice(_WORDS)}",
+                    album_id=album_id,
+                    artist_id=artist_id,
+                    genre=genre,
+                    track_number=track + 1,
+                    duration=rnd.randint(120, 420),
+                    release_date=release,
+                    play_count=rnd.randint(0, 500000),
+                )
+            )
     for p in people[:30]:
         count = 90 if p is sup else 15
         for sid in rnd.sample(song_ids, count):
@@ -221,9 +313,14 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
             b.add("music", "liked_songs", user_id=p["id"], song_id=sid, liked_at=_ts(when(400)))
     for p in people[:12]:
         for _ in range(7 if p is sup else 2):
-            pid = b.add("music", "playlists", owner_id=p["id"],
-                        title=f"{rnd.choice(_WORDS).title()} {rnd.choice(('Mix', 'Vibes', 'Hits', 'Session'))}",
-                        is_public=int(rnd.random() < 0.5), created_at=_ts(when(300)))
+            pid = b.add(
+                "music",
+                "playlists",
+                owner_id=p["id"],
+                title=f"{rnd.choice(_WORDS).title()} {rnd.choice(('Mix', 'Vibes', 'Hits', 'Session'))}",
+                is_public=int(rnd.random() < 0.5),
+                created_at=_ts(when(300)),
+            )
             for sid in rnd.sample(song_ids, rnd.randint(6, 24)):
                 b.add("music", "playlist_songs", playlist_id=pid, song_id=sid, added_at=_ts(when(200)))
     plays = sorted((when(), rnd.choice(song_ids)) for _ in range(420))
@@ -238,21 +335,41 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
     for _ in range(240):
         q = rnd.choice(pay_friends)
         s, r = (sup, q) if rnd.random() < 0.55 else (q, sup)
-        txs.append((when(), s["id"], r["id"], round(rnd.uniform(3, 180), 2),
-                    rnd.choice(("Dinner", "Rent share", "Concert", "Groceries", "Taxi", "Gift", "Coffee"))))
+        txs.append(
+            (
+                when(),
+                s["id"],
+                r["id"],
+                round(rnd.uniform(3, 180), 2),
+                rnd.choice(("Dinner", "Rent share", "Concert", "Groceries", "Taxi", "Gift", "Coffee")),
+            )
+        )
     for t, s, r, amount, desc in sorted(txs):
-        b.add("payments", "transactions", sender_id=s, receiver_id=r, amount=amount, description=desc,
-              created_at=_ts(t))
+        b.add(
+            "payments",
+            "transactions",
+            sender_id=s,
+            receiver_id=r,
+            amount=amount,
+            description=desc,
+            created_at=_ts(t),
+        )
     for _ in range(34):
         q = rnd.choice(pay_friends)
         incoming = rnd.random() < 0.7
         t = when(60)
         status = rnd.choice(("pending", "pending", "approved", "denied"))
-        b.add("payments", "payment_requests", requester_id=q["id"] if incoming else sup["id"],
-              payer_id=sup["id"] if incoming else q["id"], amount=round(rnd.uniform(5, 120), 2),
-              description=rnd.choice(("Movie night", "Utilities", "Brunch", "Parking", "Books")),
-              status=status, created_at=_ts(t),
-              resolved_at=None if status == "pending" else _ts(t + dt.timedelta(hours=rnd.randint(1, 40))))
+        b.add(
+            "payments",
+            "payment_requests",
+            requester_id=q["id"] if incoming else sup["id"],
+            payer_id=sup["id"] if incoming else q["id"],
+            amount=round(rnd.uniform(5, 120), 2),
+            description=rnd.choice(("Movie night", "Utilities", "Brunch", "Parking", "Books")),
+            status=status,
+            created_at=_ts(t),
+            resolved_at=None if status == "pending" else _ts(t + dt.timedelta(hours=rnd.randint(1, 40))),
+        )
 
     # notes
     for p in people[:15]:
@@ -260,33 +377,66 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
             title, body = rnd.choice(_NOTE_TOPICS)
             a, c, d = rnd.sample(_WORDS, 3)
             t = when(300)
-            b.add("notes", "notes", owner_id=p["id"], title=title.format(a=a.title(), b=c, c=d),
-                  content=body.format(a=a, b=c, c=d), tags=rnd.choice(("", "personal", "work", "ideas")),
-                  pinned=int(rnd.random() < 0.15), created_at=_ts(t), updated_at=_ts(t))
+            b.add(
+                "notes",
+                "notes",
+                owner_id=p["id"],
+                title=title.format(a=a.title(), b=c, c=d),
+                content=body.format(a=a, b=c, c=d),
+                tags=rnd.choice(("", "personal", "work", "ideas")),
+                pinned=int(rnd.random() < 0.15),
+                created_at=_ts(t),
+                updated_at=_ts(t),
+            )
 
     # todo
     for p in people[:10]:
-        for name in (_TODO_PROJECTS if p is sup else _TODO_PROJECTS[:2]):
+        for name in _TODO_PROJECTS if p is sup else _TODO_PROJECTS[:2]:
             proj = b.add("todo", "projects", owner_id=p["id"], name=name, created_at=_ts(when(400)))
             for _ in range(rnd.randint(9, 16) if p is sup else 3):
                 due = (now + dt.timedelta(days=rnd.randint(-25, 30))).date()
                 done = rnd.random() < 0.35
-                b.add("todo", "tasks", project_id=proj, owner_id=p["id"],
-                      title=f"{rnd.choice(_TODO_VERBS)} {rnd.choice(_WORDS)} {rnd.choice(_WORDS)}",
-                      due_date=due.isoformat(), priority=rnd.randint(1, 4), labels=rnd.choice(("", "urgent", "later")),
-                      completed=int(done), completed_at=_ts(when(20)) if done else None, created_at=_ts(when(60)))
+                b.add(
+                    "todo",
+                    "tasks",
+                    project_id=proj,
+                    owner_id=p["id"],
+                    title=f"{rnd.choice(_TODO_VERBS)} {rnd.choice(_WORDS)} {rnd.choice(_WORDS)}",
+                    due_date=due.isoformat(),
+                    priority=rnd.randint(1, 4),
+                    labels=rnd.choice(("", "urgent", "later")),
+                    completed=int(done),
+                    completed_at=_ts(when(20)) if done else None,
+                    created_at=_ts(when(60)),
+                )
 
     # mail: the supervisor's inbox and sent folder
     mails = []
     for _ in range(150):
         q = rnd.choice(others)
         out = rnd.random() < 0.3
-        mails.append((when(), q, out, rnd.choice(_SUBJECTS).format(w=rnd.choice(_WORDS)),
-                      f"Hi {(q if out else sup)['first_name']}, a few words about {rnd.choice(_WORDS)}."))
+        mails.append(
+            (
+                when(),
+                q,
+                out,
+                rnd.choice(_SUBJECTS).format(w=rnd.choice(_WORDS)),
+                f"Hi {(q if out else sup)['first_name']}, a few words about {rnd.choice(_WORDS)}.",
+            )
+        )
     for t, q, out, subject, body in sorted(mails, key=lambda m: m[0]):
         s, r = (sup, q) if out else (q, sup)
-        b.add("mail", "emails", owner_id=sup["id"], folder="sent" if out else "inbox", sender=s["email"],
-              recipient=r["email"], subject=subject, body=body, is_read=int(out or rnd.random() < 0.6),
-              sent_at=_ts(t))
+        b.add(
+            "mail",
+            "emails",
+            owner_id=sup["id"],
+            folder="sent" if out else "inbox",
+            sender=s["email"],
+            recipient=r["email"],
+            subject=subject,
+            body=body,
+            is_read=int(out or rnd.random() < 0.6),
+            sent_at=_ts(t),
+        )
     world = World(seed=seed, now=now, people=people, rows=b.rows)
     return world

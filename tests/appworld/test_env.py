@@ -30,7 +30,11 @@ def play(env, task, actions):
 def test_reference_solves_every_train_task(env):
     for task in env.tasks("train"):
         obs, reward, terminated, truncated, info = play(env, task, env.oracle(task))
-        assert terminated and info["success"], (task.task_id, task.instruction, info["evaluation"]["failures"])
+        assert terminated and info["success"], (
+            task.task_id,
+            task.instruction,
+            info["evaluation"]["failures"],
+        )
         assert reward == 1.0 and info["progress"] == 1.0
 
 

@@ -17,16 +17,38 @@ def test_tool_mode_round_trip():
     assert not info["action_valid"] and "not JSON" in info["error"]
     obs, *_ = env.step(json.dumps({"name": "music__show_playlists", "arguments": {}}))
     assert obs.startswith("Response status code is 401:")
-    pw = {a["account_name"]: a["password"] for a in json.loads(env.step(
-        '{"name": "supervisor__show_account_passwords", "arguments": {}}')[0])}
+    pw = {
+        a["account_name"]: a["password"]
+        for a in json.loads(env.step('{"name": "supervisor__show_account_passwords", "arguments": {}}')[0])
+    }
     phone = task.goal["supervisor"]["phone_number"]
-    tok = json.loads(env.step(json.dumps({"function": {"name": "phone__login", "arguments": json.dumps(
-        {"username": phone, "password": pw["phone"]})}}))[0])["access_token"]
+    tok = json.loads(
+        env.step(
+            json.dumps(
+                {
+                    "function": {
+                        "name": "phone__login",
+                        "arguments": json.dumps({"username": phone, "password": pw["phone"]}),
+                    }
+                }
+            )
+        )[0]
+    )["access_token"]
     p = task.goal["params"]
     alarm_test = next(t for t in task.goal["tests"] if t["kind"] == "added")["where"]
-    env.step(json.dumps({"name": "phone__create_alarm", "arguments": {
-        "access_token": tok, "time": p["time"], "label": alarm_test["label"],
-        "repeat_days": alarm_test["repeat_days"].split(",")}}))
+    env.step(
+        json.dumps(
+            {
+                "name": "phone__create_alarm",
+                "arguments": {
+                    "access_token": tok,
+                    "time": p["time"],
+                    "label": alarm_test["label"],
+                    "repeat_days": alarm_test["repeat_days"].split(","),
+                },
+            }
+        )
+    )
     obs, reward, term, trunc, info = env.step('{"name": "supervisor__complete_task", "arguments": {}}')
     assert term and info["success"] and reward == 1.0
     env.close()

@@ -23,9 +23,11 @@ def test_needs_a_server_or_a_command(monkeypatch):
     assert not appworld_server_reachable("http://127.0.0.1:9", timeout=0.5)
 
 
-@pytest.mark.skipif(not ((URL and appworld_server_reachable(URL)) or CMD) or not ROOT,
-                    reason="no AppWorld server reachable: set EVOLVER_APPWORLD_URL (running server) or "
-                           "EVOLVER_APPWORLD_SERVER_CMD, and APPWORLD_ROOT (see docs/appworld.md)")
+@pytest.mark.skipif(
+    not ((URL and appworld_server_reachable(URL)) or CMD) or not ROOT,
+    reason="no AppWorld server reachable: set EVOLVER_APPWORLD_URL (running server) or "
+    "EVOLVER_APPWORLD_SERVER_CMD, and APPWORLD_ROOT (see docs/appworld.md)",
+)
 def test_real_episode_round_trip():
     env = RealAppWorldEnv(split="dev")
     try:

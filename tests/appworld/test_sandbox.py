@@ -11,8 +11,10 @@ from evolver_gym.appworld.db import diff_databases
 from evolver_gym.appworld.env import AppWorldEnv
 
 # each snippet first changes the world (an alarm), then misbehaves: the change must be rolled back
-_CHANGE = ("t = apis.phone.login(username=profile['phone_number'], password=pw['phone'])['access_token']\n"
-           "apis.phone.create_alarm(access_token=t, time='06:06', label='hostile')\n")
+_CHANGE = (
+    "t = apis.phone.login(username=profile['phone_number'], password=pw['phone'])['access_token']\n"
+    "apis.phone.create_alarm(access_token=t, time='06:06', label='hostile')\n"
+)
 HOSTILE = {
     "infinite loop": "while True:\n    pass",
     "loop catching the timeout": "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
@@ -61,8 +63,10 @@ HOSTILE = {
 def env():
     e = AppWorldEnv(split="train", timeout_s=1.0, memory_mb=128, max_steps=100_000)
     e.reset(options={"split": "train", "index": 0})
-    e.step("pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
-           "profile = apis.supervisor.show_profile()\nmarker = 41")
+    e.step(
+        "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
+        "profile = apis.supervisor.show_profile()\nmarker = 41"
+    )
     yield e
     e.close()
 

@@ -113,13 +113,25 @@ def test_every_perturbation_fails(env):
 
 
 def test_metrics_follow_appworld():
-    results = [{"task_id": "s1_1", "success": True, "difficulty": 1}, {"task_id": "s1_2", "success": True, "difficulty": 1},
-               {"task_id": "s1_3", "success": False, "difficulty": 1}, {"task_id": "s2_1", "success": True, "difficulty": 3},
-               {"task_id": "s2_2", "success": True, "difficulty": 3}, {"task_id": "s2_3", "success": True, "difficulty": 3}]
+    results = [
+        {"task_id": "s1_1", "success": True, "difficulty": 1},
+        {"task_id": "s1_2", "success": True, "difficulty": 1},
+        {"task_id": "s1_3", "success": False, "difficulty": 1},
+        {"task_id": "s2_1", "success": True, "difficulty": 3},
+        {"task_id": "s2_2", "success": True, "difficulty": 3},
+        {"task_id": "s2_3", "success": True, "difficulty": 3},
+    ]
     m = compute_metrics(results)
-    assert m["overall"] == {"num_tasks": 6, "num_scenarios": 2, "task_goal_completion": 83.33,
-                            "scenario_goal_completion": 50.0}
-    assert m["difficulty_1"]["scenario_goal_completion"] == 0.0 and m["difficulty_3"]["task_goal_completion"] == 100.0
+    assert m["overall"] == {
+        "num_tasks": 6,
+        "num_scenarios": 2,
+        "task_goal_completion": 83.33,
+        "scenario_goal_completion": 50.0,
+    }
+    assert (
+        m["difficulty_1"]["scenario_goal_completion"] == 0.0
+        and m["difficulty_3"]["task_goal_completion"] == 100.0
+    )
     assert m["difficulty_2"]["num_tasks"] == 0
 
 

@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from evolver_gym.core.seeding import make_rng
+from evolver_gym.core.seeding import make_random
 
 from .engine import SeatView, team_codes
 
@@ -63,13 +63,13 @@ class RandomBot:
 
     def __init__(self, name: str = "random"):
         self.name = name
-        self.rng = make_rng("random-bot", 0)
+        self.rng = make_random("random-bot", 0)
 
     def reset(self, seat: int, seed: int) -> None:
-        self.rng = make_rng("random-bot", seed, seat)
+        self.rng = make_random("random-bot", seed, seat)
 
     def act(self, view: SeatView, text: str | None = None) -> int:
-        return int(view.legal[int(self.rng.integers(len(view.legal)))])
+        return int(view.legal[self.rng.randrange(len(view.legal))])
 
 
 # -- hypothesis reasoning for good seats ------------------------------------------------------
@@ -123,15 +123,15 @@ class RuleBot:
             raise ValueError(f"assassin must be 'random' or 'votes', got {assassin!r}")
         self.name = name
         self.assassin = assassin
-        self.rng = make_rng("rule-bot", 0)
+        self.rng = make_random("rule-bot", 0)
 
     def reset(self, seat: int, seed: int) -> None:
-        self.rng = make_rng("rule-bot", seed, seat)
+        self.rng = make_random("rule-bot", seed, seat)
 
     # -- helpers --------------------------------------------------------------------------
     def _pick(self, items):
         items = sorted(items)
-        return items[int(self.rng.integers(len(items)))]
+        return items[self.rng.randrange(len(items))]
 
     def _allies(self, v: SeatView) -> frozenset:
         return (v.knowledge.evil | {v.seat}) if v.evil else frozenset()

@@ -117,8 +117,9 @@ class AvalonGame:
         self.quest = 0
         self.rejections = 0
         self.team: tuple[int, ...] = ()
-        self.proposals: list[tuple] = []
-        self.quests: list[tuple] = []
+        # Tuples, not lists: views share them without copying (append = rebuild, at most 25 times).
+        self.proposals: tuple = ()
+        self.quests: tuple = ()
         self.cards: list[list[tuple[int, bool]]] = [[] for _ in range(n)]
         self.winner: str | None = None
         self.end_reason: str | None = None
@@ -255,7 +256,7 @@ class AvalonGame:
             if self.config.hammer == "auto_approve" and self.rejections == 4:
                 self._public("vote_result", "Fifth proposal of the round: the team is approved without a vote.",
                              votes=None, approved=True)
-                self.proposals.append((self.quest, self.leader, self.team, None, True))
+                self.proposals += ((self.quest, self.leader, self.team, None, True),)
                 self._approved()
                 return
             self.phase = "vote"
@@ -278,7 +279,7 @@ class AvalonGame:
             shown = ", ".join(f"P{s} {'approve' if v else 'reject'}" for s, v in enumerate(votes))
             self._public("vote_result", f"Votes: {shown} -> {'APPROVED' if approved else 'REJECTED'} "
                          f"({yes}-{self.n - yes}).", votes=votes, approved=approved)
-            self.proposals.append((self.quest, self.leader, self.team, tuple(votes), approved))
+            self.proposals += ((self.quest, self.leader, self.team, tuple(votes), approved),)
             if approved:
                 self._approved()
                 return
@@ -298,7 +299,7 @@ class AvalonGame:
                 self.actor = self._queue.pop(0)
                 return
             succeeded = self._fails < self.fails_needed
-            self.quests.append((self.team, self._fails, succeeded))
+            self.quests += ((self.team, self._fails, succeeded),)
             self._public("quest_result", f"Quest {self.quest + 1} {'SUCCEEDED' if succeeded else 'FAILED'} with "
                          f"{self._fails} Fail card(s).", quest=self.quest, team=list(self.team),
                          fails=self._fails, succeeded=succeeded)
@@ -339,8 +340,8 @@ class AvalonGame:
         return SeatView(
             seat=seat, role=self.roles[seat], evil=self.is_evil[seat], knowledge=self.knowledge[seat],
             config=self.config, phase=self.phase, leader=self.leader, quest=self.quest,
-            rejections=self.rejections, team=self.team, proposals=tuple(self.proposals),
-            quests=tuple(self.quests), my_cards=tuple(self.cards[seat]), legal=self.legal_codes(seat),
+            rejections=self.rejections, team=self.team, proposals=self.proposals,
+            quests=self.quests, my_cards=tuple(self.cards[seat]), legal=self.legal_codes(seat),
         )
 
     def record(self) -> dict[str, Any]:

@@ -44,6 +44,7 @@ class FeatureLayout:
             self.offsets[name] = (pos, size)
             pos += size
         self.size = pos
+        self.start = {name: off for name, (off, _) in self.offsets.items()}
 
 
 @lru_cache(maxsize=None)
@@ -51,32 +52,27 @@ def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
 
-def features(game: AvalonGame, seat: int) -> np.ndarray:
-    """The feature vector of ``seat`` (values in [0, 1])."""
+def _public_history(game: AvalonGame, o: dict[str, int]) -> tuple[list[int], list[tuple[int, float]]]:
+    """On-indices and fractional entries of the quest and proposal history (public to all seats).
+
+    Cached on the game per history length: it changes at most 30 times a game, observations
+    are built at every step.
+    """
+    key = (len(game.proposals), len(game.quests), game.done)
+    cache = game.__dict__.setdefault("_feature_cache", {})
+    if cache.get("key") == key:
+        return cache["on"], cache["frac"]
     n = game.n
-    L = _layout(n)
-    o = {k: v[0] for k, v in L.offsets.items()}
-    x = np.zeros(L.size, dtype=np.float32)
-    k = game.knowledge[seat]
-    on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat]), o["phase"] + _PHASES.index(game.phase),
-          o["quest"] + min(game.quest, 4), o["rejections"] + min(game.rejections, 4), o["leader"] + game.leader]
-    if game.is_evil[seat]:
-        on.append(o["evil"])
-    if game.actor == seat:
-        on.append(o["acting"])
-    on += [o["known_evil"] + j for j in k.evil]
-    on += [o["known_good"] + j for j in k.good]
-    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
-    on += [o["team"] + j for j in game.team]
+    on: list[int] = []
+    frac: list[tuple[int, float]] = []
     for q in range(5):
         if q < len(game.quests):
             team, fails, ok = game.quests[q]
             on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
-            x[o["quest_fails"] + q] = fails / len(team)
+            frac.append((o["quest_fails"] + q, fails / len(team)))
             on += [o["quest_teams"] + q * n + j for j in team]
         else:
             on.append(o["quest_status"] + 3 * q)
-    on += [o["my_cards"] + 2 * q + fail for q, fail in game.cards[seat]]
     width = 3 * n + 2
     for i, (_, leader, team, votes, approved) in enumerate(game.proposals[:MAX_PROPOSALS]):
         base = o["proposals"] + i * width
@@ -90,7 +86,32 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     if game.done:  # roles are revealed to everyone at the end
         on += [o["revealed_roles"] + j * len(ROLES) + ROLES.index(r) for j, r in enumerate(game.roles)]
         on.append(o["winner"] + (game.winner == "evil"))
+    cache.update(key=key, on=on, frac=frac)
+    return on, frac
+
+
+def features(game: AvalonGame, seat: int) -> np.ndarray:
+    """The feature vector of ``seat`` (values in [0, 1])."""
+    L = _layout(game.n)
+    o = L.start
+    x = np.zeros(L.size, dtype=np.float32)
+    k = game.knowledge[seat]
+    on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat]), o["phase"] + _PHASES.index(game.phase),
+          o["quest"] + min(game.quest, 4), o["rejections"] + min(game.rejections, 4), o["leader"] + game.leader]
+    if game.is_evil[seat]:
+        on.append(o["evil"])
+    if game.actor == seat:
+        on.append(o["acting"])
+    on += [o["known_evil"] + j for j in k.evil]
+    on += [o["known_good"] + j for j in k.good]
+    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
+    on += [o["team"] + j for j in game.team]
+    on += [o["my_cards"] + 2 * q + fail for q, fail in game.cards[seat]]
+    history, frac = _public_history(game, o)
     x[on] = 1.0
+    x[history] = 1.0
+    for i, v in frac:
+        x[i] = v
     return x
 
 

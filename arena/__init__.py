@@ -3,9 +3,13 @@
 * ``arena.avalon_v0`` - Avalon as a PettingZoo module (``env``, ``raw_env``, ``parallel_env``).
 * ``arena.avalon`` - the rules engine, bots, LLM seats, tournaments and the web viewer.
 
-Importing ``arena`` registers ``evolver/AvalonSeat-v0`` (one Avalon seat as a Gymnasium text
-environment): ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena``, or
-``gym.make("arena:evolver/AvalonSeat-v0")``.
+Importing ``arena`` registers:
+
+* Gymnasium ``evolver/AvalonSeat-v0`` (one Avalon seat as a text environment):
+  ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena``, or
+  ``gym.make("arena:evolver/AvalonSeat-v0")``;
+* PettingZoo (1.27+ registry) ``arena/avalon-v0`` for both ``pettingzoo.make("aec", ...)`` and
+  ``pettingzoo.make("parallel", ...)``.
 """
 
 from __future__ import annotations
@@ -20,3 +24,18 @@ if "evolver/AvalonSeat-v0" not in registry:
         entry_point="arena.avalon.single_seat:SingleSeat",
         max_episode_steps=1000,  # a game has far fewer learner turns; guards against endless retry loops
     )
+
+
+def _register_pettingzoo() -> None:
+    try:
+        import pettingzoo
+        from pettingzoo.env_registry import registration as pz_registry
+    except ImportError:  # pettingzoo is the 'arena' extra; older versions have no registry
+        return
+    for env_type, entry in (("aec", "arena.avalon_v0:env"), ("parallel", "arena.avalon_v0:parallel_env")):
+        table = pz_registry.aec_registry if env_type == "aec" else pz_registry.parallel_registry
+        if "arena/avalon-v0" not in table:
+            pettingzoo.register(env_type, "arena/avalon-v0", entry_point=entry)
+
+
+_register_pettingzoo()

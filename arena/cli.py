@@ -37,10 +37,12 @@ def _add_rules(p: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace) -> AvalonConfig:
     roles = tuple(r for r in args.roles.split(",") if r)
     if args.avalonbench:
-        return AvalonConfig.avalonbench(args.players, special_roles=roles,
-                                        discussion_rounds=args.discussion_rounds)
-    return AvalonConfig(args.players, special_roles=roles, hammer=args.hammer,
-                        discussion_rounds=args.discussion_rounds)
+        return AvalonConfig.avalonbench(
+            args.players, special_roles=roles, discussion_rounds=args.discussion_rounds
+        )
+    return AvalonConfig(
+        args.players, special_roles=roles, hammer=args.hammer, discussion_rounds=args.discussion_rounds
+    )
 
 
 def _seats(spec: str, n: int) -> list:
@@ -55,7 +57,9 @@ def _seats(spec: str, n: int) -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evolver arena", description="Avalon games, tournaments and viewer.")
+    parser = argparse.ArgumentParser(
+        prog="evolver arena", description="Avalon games, tournaments and viewer."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("play", help="play one game and print its transcript")
@@ -102,8 +106,10 @@ def _play(args: argparse.Namespace) -> int:
         print("Roles: " + ", ".join(f"P{s} {r}" for s, r in enumerate(result["roles"])))
     for event in record["events"]:
         print(event["text"])
-    print(f"\nwinner: {result['winner']} ({result['end_reason']}), {result['steps']} steps, "
-          f"invalid actions per seat: {result['invalid_actions']}")
+    print(
+        f"\nwinner: {result['winner']} ({result['end_reason']}), {result['steps']} steps, "
+        f"invalid actions per seat: {result['invalid_actions']}"
+    )
     if args.save:
         Path(args.save).write_text(json.dumps(record, indent=1))
         print(f"saved {args.save}")
@@ -117,21 +123,34 @@ def _tournament(args: argparse.Namespace) -> int:
     for item in args.entrants.split(","):
         name, _, spec = item.partition("=")
         entrants[name] = spec or name
-    summary = run_tournament(entrants, num_games=args.games, config=_config(args), seed=args.seed, out=args.out,
-                             save_records=args.save_records)
+    summary = run_tournament(
+        entrants,
+        num_games=args.games,
+        config=_config(args),
+        seed=args.seed,
+        out=args.out,
+        save_records=args.save_records,
+    )
     g = summary["good_win"]
-    print(f"games: {summary['games']}   good win rate: {g['win_rate']:.3f} "
-          f"[{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]   end reasons: {summary['end_reasons']}")
+    print(
+        f"games: {summary['games']}   good win rate: {g['win_rate']:.3f} "
+        f"[{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]   end reasons: {summary['end_reasons']}"
+    )
     print(f"{'entrant':<14}{'games':>6}{'win':>8}{'95% CI':>18}{'good':>8}{'evil':>8}{'Elo':>8}")
     for name, e in summary["entrants"].items():
         o, teams = e["overall"], e["teams"]
         ci = f"[{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
         good = teams.get("good", {}).get("win_rate")
         evil = teams.get("evil", {}).get("win_rate")
-        print(f"{name:<14}{o['games']:>6}{o['win_rate']:>8.3f}{ci:>18}"
-              f"{'-' if good is None else f'{good:.3f}':>8}{'-' if evil is None else f'{evil:.3f}':>8}"
-              f"{summary['elo'][name]:>8.1f}")
-        print("    roles: " + ", ".join(f"{r} {v['win_rate']:.2f} (n={v['games']})" for r, v in e["roles"].items()))
+        print(
+            f"{name:<14}{o['games']:>6}{o['win_rate']:>8.3f}{ci:>18}"
+            f"{'-' if good is None else f'{good:.3f}':>8}{'-' if evil is None else f'{evil:.3f}':>8}"
+            f"{summary['elo'][name]:>8.1f}"
+        )
+        print(
+            "    roles: "
+            + ", ".join(f"{r} {v['win_rate']:.2f} (n={v['games']})" for r, v in e["roles"].items())
+        )
     if args.out:
         print(f"results: {args.out}  summary: {args.out}.summary.json")
     return 0
@@ -142,8 +161,10 @@ def _matchup(args: argparse.Namespace) -> int:
 
     res = side_matchup(args.good, args.evil, num_games=args.games, config=_config(args), seed=args.seed)
     g = res["good_win"]
-    print(f"{args.good} (good) vs {args.evil} (evil), {res['num_players']} players, {g['games']} games: "
-          f"good wins {g['win_rate']:.3f} [{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]; {res['end_reasons']}")
+    print(
+        f"{args.good} (good) vs {args.evil} (evil), {res['num_players']} players, {g['games']} games: "
+        f"good wins {g['win_rate']:.3f} [{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}]; {res['end_reasons']}"
+    )
     return 0
 
 
@@ -152,8 +173,14 @@ def _view(args: argparse.Namespace) -> int:
 
     if args.live:
         config = _config(args)
-        server, _ = serve_live(_seats(args.seats, config.num_players), config, args.seed, delay=args.delay,
-                               host=args.host, port=args.port)
+        server, _ = serve_live(
+            _seats(args.seats, config.num_players),
+            config,
+            args.seed,
+            delay=args.delay,
+            host=args.host,
+            port=args.port,
+        )
     else:
         if args.game:
             record = json.loads(Path(args.game).read_text())
@@ -161,8 +188,10 @@ def _view(args: argparse.Namespace) -> int:
             rows = [json.loads(line) for line in Path(args.results).read_text().splitlines() if line.strip()]
             match = [r for r in rows if r.get("index") == args.index]
             if not match or "record" not in match[0]:
-                print(f"no saved record for game {args.index} in {args.results} (run with --save-records)",
-                      file=sys.stderr)
+                print(
+                    f"no saved record for game {args.index} in {args.results} (run with --save-records)",
+                    file=sys.stderr,
+                )
                 return 2
             record = match[0]["record"]
         server = serve_record(record, host=args.host, port=args.port)
@@ -184,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evolver arena``; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view}[args.command](args)
+        return {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view}[args.command](
+            args
+        )
     except (ValueError, OSError) as exc:
         print(f"evolver arena {args.command}: {exc}", file=sys.stderr)
         return 2

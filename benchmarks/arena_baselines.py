@@ -14,7 +14,13 @@ import argparse
 from arena.avalon import AvalonConfig
 from arena.avalon.tournament import side_matchup
 
-PAIRS = [("random", "random"), ("rule", "random"), ("random", "rule"), ("rule", "rule"), ("rule", "rule_votes")]
+PAIRS = [
+    ("random", "random"),
+    ("rule", "random"),
+    ("random", "rule"),
+    ("rule", "rule"),
+    ("rule", "rule_votes"),
+]
 
 
 def main() -> None:
@@ -31,8 +37,11 @@ def main() -> None:
             r = side_matchup(good, evil, num_games=args.games, config=cfg, seed=0)
             g = r["good_win"]
             reasons = ", ".join(f"{k} {v}" for k, v in r["end_reasons"].items())
-            print(f"| {label} | {good} | {evil} | {g['games']} | {g['win_rate']:.3f} | "
-                  f"[{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}] | {reasons} |", flush=True)
+            print(
+                f"| {label} | {good} | {evil} | {g['games']} | {g['win_rate']:.3f} | "
+                f"[{g['ci95'][0]:.3f}, {g['ci95'][1]:.3f}] | {reasons} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -63,8 +63,10 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--players", type=int, nargs="+", default=[5, 10])
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cpus visible, single process")
+    print(
+        f"python {platform.python_version()}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cpus visible, single process"
+    )
     print(f"{'players':>7} {'setup':<28} {'games/s':>9}")
     for n in args.players:
         cfg = AvalonConfig(n)

@@ -15,6 +15,12 @@ from .rules import EVIL_ROLES, GOOD_ROLES, ROLES, AvalonConfig, Knowledge, night
 
 __all__ = [
     "ActionCodec",
+    "LLMSeat",
+    "RandomBot",
+    "RuleBot",
+    "SingleSeat",
+    "play_game",
+    "run_tournament",
     "AvalonConfig",
     "AvalonGame",
     "EVIL_ROLES",
@@ -35,10 +41,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # The PettingZoo and Gymnasium layers are imported on first use so the engine stays light.
-    if name in ("raw_env", "env", "parallel_env"):
-        from . import env as _env
+_LAZY = {
+    "raw_env": ".env",
+    "env": ".env",
+    "parallel_env": ".env",
+    "RandomBot": ".bots",
+    "RuleBot": ".bots",
+    "LLMSeat": ".llm_seat",
+    "SingleSeat": ".single_seat",
+    "play_game": ".play",
+    "run_tournament": ".tournament",
+}
 
-        return getattr(_env, name)
+
+def __getattr__(name: str):
+    # The PettingZoo, Gymnasium and LLM layers load on first use so the engine stays light.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module 'arena.avalon' has no attribute {name!r}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 __all__ = ["ActionCodec", "Parsed", "ParseError", "parse_action", "strip_private", "sanitize_speech"]
 
@@ -138,7 +138,7 @@ class ActionCodec:
             return "NOOP"
         return "SAY: " + self.speech_text(code)
 
-    @lru_cache(maxsize=None)  # noqa: B019 - one codec per player count, kept for the process
+    @cache  # noqa: B019 - one codec per player count, kept for the process
     def speech_lookup(self) -> dict[str, int]:
         table = {self.speech_text(c).lower(): c for c in range(self.CLAIM_GOOD, self.size)}
         table[""] = self.PASS
@@ -148,8 +148,10 @@ class ActionCodec:
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)
 _ANSWER = re.compile(r"<answer>(.*?)(</answer>|$)", re.IGNORECASE | re.DOTALL)
-_TAG_SPOOF = re.compile(r"\[(?:moderator|system|game|host|player\s*\d+)[^\]]*\]|^\s*(?:moderator|system|game)\s*:",
-                        re.IGNORECASE | re.MULTILINE)
+_TAG_SPOOF = re.compile(
+    r"\[(?:moderator|system|game|host|player\s*\d+)[^\]]*\]|^\s*(?:moderator|system|game)\s*:",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def strip_private(text: str) -> str:
@@ -176,8 +178,15 @@ _PATTERNS = {
     "assassinate": re.compile(r"assassinate\s*[:=]\s*\W*(?:player\s*|p)?(-?\d+)", re.IGNORECASE),
     "say": re.compile(r"say\s*[:=]\s*(.*)", re.IGNORECASE | re.DOTALL),
 }
-_WORD = {"approve": "approve", "yes": "approve", "reject": "reject", "no": "reject",
-         "success": "success", "pass": "success", "fail": "fail"}
+_WORD = {
+    "approve": "approve",
+    "yes": "approve",
+    "reject": "reject",
+    "no": "reject",
+    "success": "success",
+    "pass": "success",
+    "fail": "fail",
+}
 
 
 def _json_action(text: str) -> str | None:
@@ -186,7 +195,7 @@ def _json_action(text: str) -> str | None:
     if start < 0 or end <= start:
         return None
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
@@ -225,8 +234,11 @@ def parse_action(text: str, phase: str, codec: ActionCodec, *, team_size: int = 
     if phase == "proposal":
         found = _PATTERNS["team"].findall(body)
         if not found:
-            raise ParseError(f"no 'TEAM: ...' line in reply {body[:80]!r}; write e.g. 'TEAM: "
-                             + ", ".join(str(i) for i in range(team_size)) + "'")
+            raise ParseError(
+                f"no 'TEAM: ...' line in reply {body[:80]!r}; write e.g. 'TEAM: "
+                + ", ".join(str(i) for i in range(team_size))
+                + "'"
+            )
         ids = [int(x) for x in re.findall(r"-?\d+", found[-1])]
         bad = [i for i in ids if not 0 <= i < n]
         if bad:

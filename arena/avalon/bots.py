@@ -74,8 +74,14 @@ class RandomBot:
 
 # -- hypothesis reasoning for good seats ------------------------------------------------------
 @lru_cache(maxsize=65536)
-def _hypotheses(n: int, n_evil: int, seat: int, not_evil: frozenset, one_of: frozenset,
-                quests: tuple[tuple[int, int], ...]) -> np.ndarray:
+def _hypotheses(
+    n: int,
+    n_evil: int,
+    seat: int,
+    not_evil: frozenset,
+    one_of: frozenset,
+    quests: tuple[tuple[int, int], ...],
+) -> np.ndarray:
     """Bitmasks of every evil set consistent with what a good seat knows."""
     others = [j for j in range(n) if j != seat and j not in not_evil]
     out = []
@@ -93,8 +99,15 @@ def _hypotheses(n: int, n_evil: int, seat: int, not_evil: frozenset, one_of: fro
 
 
 @lru_cache(maxsize=65536)
-def _preferred_teams(n: int, k: int, n_evil: int, seat: int, not_evil: frozenset, one_of: frozenset,
-                     quests: tuple[tuple[int, int], ...]) -> tuple[frozenset, tuple[float, ...]]:
+def _preferred_teams(
+    n: int,
+    k: int,
+    n_evil: int,
+    seat: int,
+    not_evil: frozenset,
+    one_of: frozenset,
+    quests: tuple[tuple[int, int], ...],
+) -> tuple[frozenset, tuple[float, ...]]:
     """(codes of the teams most likely all-good, per-seat probability of being evil)."""
     hyps = _hypotheses(n, n_evil, seat, not_evil, one_of, quests)
     codes = np.array(team_codes(n, k), dtype=np.int64)
@@ -139,7 +152,11 @@ class RuleBot:
     def _good_reasoning(self, v: SeatView, k: int) -> tuple[frozenset, tuple[float, ...]]:
         cfg = v.config
         one_of = frozenset()
-        if v.role == "percival" and "morgana" in cfg.special_roles and len(v.knowledge.merlin_candidates) == 2:
+        if (
+            v.role == "percival"
+            and "morgana" in cfg.special_roles
+            and len(v.knowledge.merlin_candidates) == 2
+        ):
             one_of = v.knowledge.merlin_candidates
         not_evil = frozenset(v.knowledge.good)
         if v.role == "percival" and "morgana" not in cfg.special_roles:

@@ -14,7 +14,7 @@ ever revealed as a count of Fail cards.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,13 +31,13 @@ class IllegalAction(ValueError):
     """An action the acting seat may not take now (message names it)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def team_codes(n: int, k: int) -> tuple[int, ...]:
     """Flat codes of every team of size ``k`` among ``n`` players, ascending."""
     return tuple(1 + m for m in range(1 << n) if m.bit_count() == k)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _codec(n: int) -> ActionCodec:
     return ActionCodec(n)
 
@@ -162,8 +162,11 @@ class AvalonGame:
         if k.good:
             parts.append("You see as good: " + ", ".join(f"Player {i}" for i in sorted(k.good)) + ".")
         if k.merlin_candidates:
-            parts.append("Merlin is among: " + ", ".join(f"Player {i}" for i in sorted(k.merlin_candidates))
-                         + " (Morgana appears the same).")
+            parts.append(
+                "Merlin is among: "
+                + ", ".join(f"Player {i}" for i in sorted(k.merlin_candidates))
+                + " (Morgana appears the same)."
+            )
         if not (k.evil or k.good or k.merlin_candidates):
             parts.append("You see no one.")
         return " ".join(parts)
@@ -183,9 +186,15 @@ class AvalonGame:
 
     def _start_proposal(self) -> None:
         n, rounds = self.n, self.config.discussion_rounds
-        self._public("round", f"Quest {self.quest + 1}, proposal {self.rejections + 1}/5: Player {self.leader} "
-                     f"leads; the team needs {self.team_size} players; {self.fails_needed} Fail card(s) fail it.",
-                     quest=self.quest, proposal=self.rejections, leader=self.leader, team_size=self.team_size)
+        self._public(
+            "round",
+            f"Quest {self.quest + 1}, proposal {self.rejections + 1}/5: Player {self.leader} "
+            f"leads; the team needs {self.team_size} players; {self.fails_needed} Fail card(s) fail it.",
+            quest=self.quest,
+            proposal=self.rejections,
+            leader=self.leader,
+            team_size=self.team_size,
+        )
         self.team = ()
         if rounds:
             self.phase = "discussion"
@@ -199,8 +208,13 @@ class AvalonGame:
         self.phase, self.winner, self.end_reason = "end", winner, reason
         self.actor = -1
         roles = ", ".join(f"P{s} {ROLE_TITLES[r]}" for s, r in enumerate(self.roles))
-        self._public("end", f"Game over: {winner.capitalize()} wins ({reason.replace('_', ' ')}). Roles: {roles}.",
-                     winner=winner, reason=reason, roles=list(self.roles))
+        self._public(
+            "end",
+            f"Game over: {winner.capitalize()} wins ({reason.replace('_', ' ')}). Roles: {roles}.",
+            winner=winner,
+            reason=reason,
+            roles=list(self.roles),
+        )
 
     def legal_codes(self, seat: int) -> tuple[int, ...]:
         """Legal flat codes for ``seat`` now (empty unless it is acting). Depends only on public state
@@ -251,11 +265,19 @@ class AvalonGame:
         if phase == "proposal":
             mask = code - c.TEAM0
             self.team = tuple(i for i in range(self.n) if mask >> i & 1)
-            self._public("proposal", f"Player {seat} proposes team [{', '.join(map(str, self.team))}].",
-                         seat=seat, team=list(self.team))
+            self._public(
+                "proposal",
+                f"Player {seat} proposes team [{', '.join(map(str, self.team))}].",
+                seat=seat,
+                team=list(self.team),
+            )
             if self.config.hammer == "auto_approve" and self.rejections == 4:
-                self._public("vote_result", "Fifth proposal of the round: the team is approved without a vote.",
-                             votes=None, approved=True)
+                self._public(
+                    "vote_result",
+                    "Fifth proposal of the round: the team is approved without a vote.",
+                    votes=None,
+                    approved=True,
+                )
                 self.proposals += ((self.quest, self.leader, self.team, None, True),)
                 self._approved()
                 return
@@ -267,7 +289,9 @@ class AvalonGame:
         if phase == "vote":
             approve = code == c.APPROVE
             self._votes.append((seat, approve))
-            self._private(seat, f"You voted {'approve' if approve else 'reject'} (hidden until all have voted).")
+            self._private(
+                seat, f"You voted {'approve' if approve else 'reject'} (hidden until all have voted)."
+            )
             if self._queue:
                 self.actor = self._queue.pop(0)
                 return
@@ -277,8 +301,12 @@ class AvalonGame:
             yes = sum(votes)
             approved = 2 * yes > self.n  # strict majority; a tie rejects
             shown = ", ".join(f"P{s} {'approve' if v else 'reject'}" for s, v in enumerate(votes))
-            self._public("vote_result", f"Votes: {shown} -> {'APPROVED' if approved else 'REJECTED'} "
-                         f"({yes}-{self.n - yes}).", votes=votes, approved=approved)
+            self._public(
+                "vote_result",
+                f"Votes: {shown} -> {'APPROVED' if approved else 'REJECTED'} ({yes}-{self.n - yes}).",
+                votes=votes,
+                approved=approved,
+            )
             self.proposals += ((self.quest, self.leader, self.team, tuple(votes), approved),)
             if approved:
                 self._approved()
@@ -300,9 +328,15 @@ class AvalonGame:
                 return
             succeeded = self._fails < self.fails_needed
             self.quests += ((self.team, self._fails, succeeded),)
-            self._public("quest_result", f"Quest {self.quest + 1} {'SUCCEEDED' if succeeded else 'FAILED'} with "
-                         f"{self._fails} Fail card(s).", quest=self.quest, team=list(self.team),
-                         fails=self._fails, succeeded=succeeded)
+            self._public(
+                "quest_result",
+                f"Quest {self.quest + 1} {'SUCCEEDED' if succeeded else 'FAILED'} with "
+                f"{self._fails} Fail card(s).",
+                quest=self.quest,
+                team=list(self.team),
+                fails=self._fails,
+                succeeded=succeeded,
+            )
             wins = sum(q[2] for q in self.quests)
             losses = len(self.quests) - wins
             if losses == 3:
@@ -312,8 +346,12 @@ class AvalonGame:
                     self._finish("good", "three_successes_no_assassin")
                 else:
                     self.phase, self.actor = "assassination", self.assassin
-                    self._public("assassination_start", f"Three quests succeeded. The Assassin, Player "
-                                 f"{self.assassin}, must now name Merlin.", seat=self.assassin)
+                    self._public(
+                        "assassination_start",
+                        f"Three quests succeeded. The Assassin, Player "
+                        f"{self.assassin}, must now name Merlin.",
+                        seat=self.assassin,
+                    )
             else:
                 self.quest += 1
                 self._start_proposal()
@@ -322,8 +360,13 @@ class AvalonGame:
             target = code - c.ASSASSINATE0
             self.assassin_target = target
             hit = self.roles[target] == "merlin"
-            self._public("assassination", f"The Assassin names Player {target}: "
-                         f"{'that is Merlin' if hit else 'not Merlin'}.", seat=seat, target=target, hit=hit)
+            self._public(
+                "assassination",
+                f"The Assassin names Player {target}: {'that is Merlin' if hit else 'not Merlin'}.",
+                seat=seat,
+                target=target,
+                hit=hit,
+            )
             self._finish("evil" if hit else "good", "assassination_hit" if hit else "assassination_miss")
 
     def _approved(self) -> None:
@@ -338,10 +381,20 @@ class AvalonGame:
     def view(self, seat: int) -> SeatView:
         """The information set of ``seat`` (safe to hand to that seat's player)."""
         return SeatView(
-            seat=seat, role=self.roles[seat], evil=self.is_evil[seat], knowledge=self.knowledge[seat],
-            config=self.config, phase=self.phase, leader=self.leader, quest=self.quest,
-            rejections=self.rejections, team=self.team, proposals=self.proposals,
-            quests=self.quests, my_cards=tuple(self.cards[seat]), legal=self.legal_codes(seat),
+            seat=seat,
+            role=self.roles[seat],
+            evil=self.is_evil[seat],
+            knowledge=self.knowledge[seat],
+            config=self.config,
+            phase=self.phase,
+            leader=self.leader,
+            quest=self.quest,
+            rejections=self.rejections,
+            team=self.team,
+            proposals=self.proposals,
+            quests=self.quests,
+            my_cards=tuple(self.cards[seat]),
+            legal=self.legal_codes(seat),
         )
 
     def record(self) -> dict[str, Any]:
@@ -356,7 +409,7 @@ class AvalonGame:
         }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _speech_codes(n: int, seat: int) -> tuple[int, ...]:
     c = _codec(n)
     others = [j for j in range(n) if j != seat]

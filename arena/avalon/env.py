@@ -28,9 +28,19 @@ __all__ = ["raw_env", "env", "parallel_env", "VARIANTS", "RENDER_VIEWS"]
 
 VARIANTS = ("discrete", "text")
 RENDER_VIEWS = ("public", "omniscient")
-_TEXT_EXAMPLES = ("PASS", "SAY: I am loyal to Arthur.", "TEAM: 0, 1", "TEAM: 0, 1, 2", "VOTE: approve",
-                  "VOTE: reject", "QUEST: success", "QUEST: fail", "ASSASSINATE: 0", "ASSASSINATE: 1",
-                  "I have no idea.")
+_TEXT_EXAMPLES = (
+    "PASS",
+    "SAY: I am loyal to Arthur.",
+    "TEAM: 0, 1",
+    "TEAM: 0, 1, 2",
+    "VOTE: approve",
+    "VOTE: reject",
+    "QUEST: success",
+    "QUEST: fail",
+    "ASSASSINATE: 0",
+    "ASSASSINATE: 1",
+    "I have no idea.",
+)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -50,14 +60,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     metadata = {"name": "avalon_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
-    def __init__(self, num_players: int = 5, variant: str = "discrete", config: AvalonConfig | None = None,
-                 render_mode: str | None = None, render_view: str = "public", max_text_chars: int = 32768,
-                 max_cycles: int | None = None, **rules: Any):
+    def __init__(
+        self,
+        num_players: int = 5,
+        variant: str = "discrete",
+        config: AvalonConfig | None = None,
+        render_mode: str | None = None,
+        render_view: str = "public",
+        max_text_chars: int = 32768,
+        max_cycles: int | None = None,
+        **rules: Any,
+    ):
         super().__init__()
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
         if render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
         if not isinstance(max_text_chars, int) or max_text_chars < 2048:
@@ -79,11 +99,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self._mask_key = "action_mask" if variant == "discrete" else "legal_mask"
-        self._obs_space = spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, (_layout(n).size,), np.float32),
-            self._mask_key: spaces.Box(0, 1, (self.codec.size,), np.int8),
-            "text": UnicodeText(max_text_chars),
-        })
+        self._obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (_layout(n).size,), np.float32),
+                self._mask_key: spaces.Box(0, 1, (self.codec.size,), np.int8),
+                "text": UnicodeText(max_text_chars),
+            }
+        )
         if variant == "discrete":
             self._act_space: spaces.Space = spaces.Discrete(self.codec.size)
         else:
@@ -133,7 +155,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return {
             "observation": features(g, seat),
             self._mask_key: legal_mask(g, seat, self.codec.size),
-            "text": seat_text(g, seat, self.variant, error=self._errors[agent], max_chars=self.max_text_chars),
+            "text": seat_text(
+                g, seat, self.variant, error=self._errors[agent], max_chars=self.max_text_chars
+            ),
         }
 
     def info_set(self, agent: str) -> SeatView:
@@ -242,7 +266,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     # -- rendering --------------------------------------------------------------------------
     def render(self) -> str | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'human'."
+            )
             return None
         g = self.game
         if g is None:
@@ -274,4 +300,3 @@ def parallel_env(**kwargs: Any):
     """Turn-based parallel view: every live seat submits an action, only the acting seat's is used.
     Seats that are not acting have an all-zero mask (sample() then gives NOOP, code 0)."""
     return turn_based_aec_to_parallel(raw_env(**kwargs))
-

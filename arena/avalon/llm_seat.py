@@ -61,10 +61,19 @@ class LLMSeat:
 
     needs_text = True
 
-    def __init__(self, client: ChatClient, name: str = "llm", *, max_retries: int = 1,
-                 system_prompt: str | None = None, chat_overrides: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        client: ChatClient,
+        name: str = "llm",
+        *,
+        max_retries: int = 1,
+        system_prompt: str | None = None,
+        chat_overrides: dict[str, Any] | None = None,
+    ):
         if not hasattr(client, "chat"):
-            raise TypeError(f"client must follow the ChatClient protocol (a .chat method), got {type(client)}")
+            raise TypeError(
+                f"client must follow the ChatClient protocol (a .chat method), got {type(client)}"
+            )
         if not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be a non-negative int, got {max_retries!r}")
         self.client = client
@@ -82,8 +91,10 @@ class LLMSeat:
 
     def act(self, view: SeatView, text: str | None = None) -> int | str:
         """Ask the model; return an action code, or ``"SAY: ..."`` public speech in discussion."""
-        messages = [{"role": "system", "content": self.system_prompt},
-                    {"role": "user", "content": text or "(no transcript)"}]
+        messages = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": text or "(no transcript)"},
+        ]
         for _ in range(self.max_retries + 1):
             try:
                 reply = self.client.chat(messages, **self.chat_overrides)
@@ -102,9 +113,14 @@ class LLMSeat:
             except ParseError as exc:
                 self.stats["invalid_replies"] += 1
                 self.errors.append(str(exc))
-                messages += [{"role": "assistant", "content": reply},
-                             {"role": "user", "content": f"Your reply was not accepted: {exc}. Reply again "
-                                                         "with exactly one line in the requested format."}]
+                messages += [
+                    {"role": "assistant", "content": reply},
+                    {
+                        "role": "user",
+                        "content": f"Your reply was not accepted: {exc}. Reply again "
+                        "with exactly one line in the requested format.",
+                    },
+                ]
                 continue
             if parsed.code is None:
                 # Only the public speech leaves the seat; the reasoning stays in self.thoughts.

@@ -12,15 +12,22 @@ from ``AvalonGame.view(seat)`` plus public results, text from the seat's own tra
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
 from .engine import AvalonGame
 from .rules import ROLE_TITLES, ROLES, AvalonConfig
 
-__all__ = ["FeatureLayout", "features", "legal_mask", "seat_text", "rules_summary",
-           "legal_action_texts", "MAX_PROPOSALS"]
+__all__ = [
+    "FeatureLayout",
+    "features",
+    "legal_mask",
+    "seat_text",
+    "rules_summary",
+    "legal_action_texts",
+    "MAX_PROPOSALS",
+]
 
 MAX_PROPOSALS = 25  # 5 quests x 5 proposals, under either hammer rule
 _PHASES = ("discussion", "proposal", "vote", "quest", "assassination", "end")
@@ -32,11 +39,25 @@ class FeatureLayout:
     def __init__(self, n: int):
         self.n = n
         blocks = [
-            ("seat", n), ("role", len(ROLES)), ("evil", 1), ("known_evil", n), ("known_good", n),
-            ("merlin_candidates", n), ("phase", len(_PHASES)), ("acting", 1), ("quest", 5),
-            ("rejections", 5), ("leader", n), ("team", n), ("quest_status", 15), ("quest_fails", 5),
-            ("quest_teams", 5 * n), ("my_cards", 10), ("proposals", MAX_PROPOSALS * (3 * n + 2)),
-            ("revealed_roles", n * len(ROLES)), ("winner", 2),
+            ("seat", n),
+            ("role", len(ROLES)),
+            ("evil", 1),
+            ("known_evil", n),
+            ("known_good", n),
+            ("merlin_candidates", n),
+            ("phase", len(_PHASES)),
+            ("acting", 1),
+            ("quest", 5),
+            ("rejections", 5),
+            ("leader", n),
+            ("team", n),
+            ("quest_status", 15),
+            ("quest_fails", 5),
+            ("quest_teams", 5 * n),
+            ("my_cards", 10),
+            ("proposals", MAX_PROPOSALS * (3 * n + 2)),
+            ("revealed_roles", n * len(ROLES)),
+            ("winner", 2),
         ]
         self.offsets: dict[str, tuple[int, int]] = {}
         pos = 0
@@ -47,7 +68,7 @@ class FeatureLayout:
         self.start = {name: off for name, (off, _) in self.offsets.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
@@ -96,8 +117,14 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     o = L.start
     x = np.zeros(L.size, dtype=np.float32)
     k = game.knowledge[seat]
-    on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat]), o["phase"] + _PHASES.index(game.phase),
-          o["quest"] + min(game.quest, 4), o["rejections"] + min(game.rejections, 4), o["leader"] + game.leader]
+    on = [
+        o["seat"] + seat,
+        o["role"] + ROLES.index(game.roles[seat]),
+        o["phase"] + _PHASES.index(game.phase),
+        o["quest"] + min(game.quest, 4),
+        o["rejections"] + min(game.rejections, 4),
+        o["leader"] + game.leader,
+    ]
     if game.is_evil[seat]:
         on.append(o["evil"])
     if game.actor == seat:
@@ -130,21 +157,27 @@ def rules_summary(config: AvalonConfig) -> str:
     n = config.num_players
     fails = ", ".join(str(f) for f in config.fails_needed)
     roles = ", ".join(ROLE_TITLES[r] for r in sorted(set(config.roles_in_play()), key=ROLES.index))
-    hammer = ("if five teams in a row are rejected for one quest, evil wins at once" if config.hammer == "evil_wins"
-              else "if four teams in a row are rejected, the fifth team is approved without a vote")
-    quest_rule = ("Good players must play SUCCESS; evil players may play SUCCESS or FAIL"
-                  if config.good_must_succeed else "Any player may play SUCCESS or FAIL")
+    hammer = (
+        "if five teams in a row are rejected for one quest, evil wins at once"
+        if config.hammer == "evil_wins"
+        else "if four teams in a row are rejected, the fifth team is approved without a vote"
+    )
+    quest_rule = (
+        "Good players must play SUCCESS; evil players may play SUCCESS or FAIL"
+        if config.good_must_succeed
+        else "Any player may play SUCCESS or FAIL"
+    )
     lines = [
         f"Avalon with {n} players (Player 0 to Player {n - 1}): {config.num_good} good (loyal to Arthur), "
         f"{config.num_evil} evil (minions of Mordred). Roles in play: {roles}.",
         f"Five quests; team sizes {', '.join(map(str, config.team_sizes))}; Fail cards needed to fail each "
         f"quest: {fails}. Three successful quests and good wins (unless the Assassin then names Merlin); "
         "three failed quests and evil wins.",
-        "Each round: discussion (every player speaks once, the leader first), the leader proposes a team, every "
-        "player votes publicly; a strict majority approves (a tie rejects); the leader role passes clockwise "
-        f"after every proposal; {hammer}.",
-        f"On an approved quest each member secretly plays a card. {quest_rule}. Only the number of Fail cards is "
-        "revealed.",
+        "Each round: discussion (every player speaks once, the leader first), the leader proposes a team, "
+        "every player votes publicly; a strict majority approves (a tie rejects); "
+        f"the leader role passes clockwise after every proposal; {hammer}.",
+        f"On an approved quest each member secretly plays a card. {quest_rule}. "
+        "Only the number of Fail cards is revealed.",
     ]
     return "\n".join(lines)
 
@@ -157,28 +190,38 @@ def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
         return f"Waiting for Player {game.actor} ({phase})."
     if phase == "discussion":
         if variant == "text":
-            return ("Your turn to speak before the leader, Player "
-                    f"{game.leader}, proposes a team of {game.team_size}. Reply 'SAY: <your message>' or 'PASS'.")
-        return ("Your turn to speak: PASS, CLAIM_GOOD, ACCUSE <player> or VOUCH <player> (speech acts).")
+            return (
+                "Your turn to speak before the leader, Player "
+                f"{game.leader}, proposes a team of {game.team_size}. Reply 'SAY: <your message>' or 'PASS'."
+            )
+        return "Your turn to speak: PASS, CLAIM_GOOD, ACCUSE <player> or VOUCH <player> (speech acts)."
     if phase == "proposal":
-        return (f"You are the leader: propose exactly {game.team_size} distinct players from 0 to {game.n - 1} "
-                f"(you may include yourself). Reply 'TEAM: {', '.join(str(i) for i in range(game.team_size))}'.")
+        return (
+            f"You are the leader: propose exactly {game.team_size} distinct players from 0 to {game.n - 1} "
+            f"(you may include yourself). Reply 'TEAM: {', '.join(str(i) for i in range(game.team_size))}'."
+        )
     if phase == "vote":
         warn = ""
         if game.rejections == 4 and game.config.hammer == "evil_wins":
             warn = " This is the fifth proposal of the round: if it is rejected, evil wins."
-        return f"Vote on team [{', '.join(map(str, game.team))}]. Reply 'VOTE: approve' or 'VOTE: reject'.{warn}"
+        return (
+            f"Vote on team [{', '.join(map(str, game.team))}]. Reply 'VOTE: approve' or 'VOTE: reject'.{warn}"
+        )
     if phase == "quest":
         if c.FAIL in game.legal_codes(seat):
             return "You are on the quest. Reply 'QUEST: success' or 'QUEST: fail'."
         return "You are on the quest. Reply 'QUEST: success' (good players must succeed)."
     targets = [c.decode(code)[1] for code in game.legal_codes(seat)]
-    return ("Name the player you believe is Merlin. Reply 'ASSASSINATE: <player>'; choices: "
-            + ", ".join(map(str, targets)) + ".")
+    return (
+        "Name the player you believe is Merlin. Reply 'ASSASSINATE: <player>'; choices: "
+        + ", ".join(map(str, targets))
+        + "."
+    )
 
 
-def seat_text(game: AvalonGame, seat: int, variant: str = "text", *, error: str = "",
-              max_chars: int = 32768) -> str:
+def seat_text(
+    game: AvalonGame, seat: int, variant: str = "text", *, error: str = "", max_chars: int = 32768
+) -> str:
     """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``."""
     head = rules_summary(game.config)
     lines = game.lines[seat]
@@ -216,4 +259,3 @@ def _describe_all(n: int, codes: tuple[int, ...], speech: bool) -> tuple[str, ..
 
     texts = tuple(_codec(n).describe(c) for c in codes)
     return texts + ("SAY: <free text>",) if speech else texts
-

@@ -21,9 +21,16 @@ from .rules import AvalonConfig
 __all__ = ["play_game"]
 
 
-def play_game(players: Sequence[Player], *, config: AvalonConfig, seed: int, roles: Sequence[str] | None = None,
-              leader: int | None = None, on_event: Callable[[dict[str, Any]], None] | None = None,
-              max_steps: int = 5000) -> dict[str, Any]:
+def play_game(
+    players: Sequence[Player],
+    *,
+    config: AvalonConfig,
+    seed: int,
+    roles: Sequence[str] | None = None,
+    leader: int | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    max_steps: int = 5000,
+) -> dict[str, Any]:
     """Play one game; ``players[i]`` sits in seat ``i``.
 
     Args:

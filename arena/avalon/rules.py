@@ -180,8 +180,13 @@ class AvalonConfig:
     def avalonbench(cls, num_players: int = 5, **changes: Any) -> AvalonConfig:
         """The AvalonBench / AgentEvolver rules: auto-approved fifth team, Merlin and evil see all
         sides, good players not forced to play Success (roles: Merlin, Assassin, fillers)."""
-        base = dict(num_players=num_players, special_roles=("merlin", "assassin"), hammer="auto_approve",
-                    full_knowledge=True, good_must_succeed=False)
+        base = dict(
+            num_players=num_players,
+            special_roles=("merlin", "assassin"),
+            hammer="auto_approve",
+            full_knowledge=True,
+            good_must_succeed=False,
+        )
         return cls(**{**base, **changes})
 
 
@@ -216,7 +221,9 @@ def night_knowledge(config: AvalonConfig, roles: tuple[str, ...] | list[str], se
         )
     if role == "merlin":
         hidden = {"mordred"} | (set() if config.merlin_sees_oberon else {"oberon"})
-        return Knowledge(evil=frozenset(s for s in others if roles[s] in EVIL_ROLES and roles[s] not in hidden))
+        return Knowledge(
+            evil=frozenset(s for s in others if roles[s] in EVIL_ROLES and roles[s] not in hidden)
+        )
     if role == "percival":
         return Knowledge(merlin_candidates=frozenset(s for s in others if roles[s] in ("merlin", "morgana")))
     if role in EVIL_ROLES and role != "oberon":

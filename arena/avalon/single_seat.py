@@ -22,8 +22,15 @@ __all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES"]
 
 ENV_ID = "evolver/AvalonSeat-v0"
 SPLIT_SIZES = {"train": 1000, "dev": 100, "test": 200}
-_EXAMPLES = ("PASS", "SAY: I am loyal to Arthur.", "TEAM: 0, 1", "VOTE: approve", "VOTE: reject",
-             "QUEST: success", "ASSASSINATE: 1")
+_EXAMPLES = (
+    "PASS",
+    "SAY: I am loyal to Arthur.",
+    "TEAM: 0, 1",
+    "VOTE: approve",
+    "VOTE: reject",
+    "QUEST: success",
+    "ASSASSINATE: 1",
+)
 
 
 class SingleSeat(gym.Env):
@@ -63,10 +70,16 @@ class SingleSeat(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, num_players: int = 5, role: str | None = None,
-                 opponents: str | Sequence[str] | Callable[[int], Player] = "rule",
-                 config: AvalonConfig | None = None, max_text_chars: int = 16384,
-                 render_mode: str | None = None, **rules: Any):
+    def __init__(
+        self,
+        num_players: int = 5,
+        role: str | None = None,
+        opponents: str | Sequence[str] | Callable[[int], Player] = "rule",
+        config: AvalonConfig | None = None,
+        max_text_chars: int = 16384,
+        render_mode: str | None = None,
+        **rules: Any,
+    ):
         if config is None:
             config = AvalonConfig(num_players=num_players, **rules)
         if role is not None and role not in config.roles_in_play():
@@ -97,11 +110,21 @@ class SingleSeat(gym.Env):
         seed = derive_seed("avalon-seat", split, index, n)
         seat = index % n
         who = f" as {ROLE_TITLES[self.role]}" if self.role else ""
-        return Task(task_id=f"{ENV_ID}/{split}/{index}", env_id=ENV_ID, split=split, seed=seed,
-                    instruction=f"Play Avalon ({n} players) from seat {seat}{who} and help your side win.",
-                    goal={"game_seed": seed, "seat": seat, "role": self.role, "num_players": n,
-                          "config": self.config.to_dict()},
-                    metadata={"index": index})
+        return Task(
+            task_id=f"{ENV_ID}/{split}/{index}",
+            env_id=ENV_ID,
+            split=split,
+            seed=seed,
+            instruction=f"Play Avalon ({n} players) from seat {seat}{who} and help your side win.",
+            goal={
+                "game_seed": seed,
+                "seat": seat,
+                "role": self.role,
+                "num_players": n,
+                "config": self.config.to_dict(),
+            },
+            metadata={"index": index},
+        )
 
     def tasks(self, split: str = "train") -> list[Task]:
         """The task list of ``split`` (``train``, ``dev``, ``test``)."""
@@ -112,11 +135,19 @@ class SingleSeat(gym.Env):
     def profile(self) -> dict[str, Any]:
         """What a task proposer needs to know about the world."""
         return {
-            "entities": {"players": list(range(self.config.num_players)),
-                         "roles": sorted(set(self.config.roles_in_play()))},
+            "entities": {
+                "players": list(range(self.config.num_players)),
+                "roles": sorted(set(self.config.roles_in_play())),
+            },
             "attributes": {"side": ["good", "evil"], "quest_result": ["success", "fail"]},
-            "operations": ["SAY: <text>", "PASS", "TEAM: <players>", "VOTE: approve|reject",
-                           "QUEST: success|fail", "ASSASSINATE: <player>"],
+            "operations": [
+                "SAY: <text>",
+                "PASS",
+                "TEAM: <players>",
+                "VOTE: approve|reject",
+                "QUEST: success|fail",
+                "ASSASSINATE: <player>",
+            ],
         }
 
     def oracle(self, task: Task) -> list[str]:
@@ -134,7 +165,7 @@ class SingleSeat(gym.Env):
             tid = str(options["task_id"])
             prefix = f"{ENV_ID}/"
             try:
-                split, index = tid[len(prefix):].rsplit("/", 1) if tid.startswith(prefix) else ("", "x")
+                split, index = tid[len(prefix) :].rsplit("/", 1) if tid.startswith(prefix) else ("", "x")
                 return self._task(split, int(index)) if split in SPLIT_SIZES else self._bad(tid)
             except ValueError:
                 return self._bad(tid)
@@ -173,7 +204,10 @@ class SingleSeat(gym.Env):
             roles = list(aec.game.roles)
             other = roles.index(role)
             roles[self.seat], roles[other] = roles[other], roles[self.seat]
-            aec.reset(seed=int(goal.get("game_seed", task.seed)), options={"roles": roles, "leader": aec.game.leader})
+            aec.reset(
+                seed=int(goal.get("game_seed", task.seed)),
+                options={"roles": roles, "leader": aec.game.leader},
+            )
         others = [s for s in range(n) if s != self.seat]
         self._players = [None] * n
         for i, s in enumerate(others):
@@ -236,10 +270,18 @@ class SingleSeat(gym.Env):
         }
         if g.done:
             won = (g.winner == "evil") == evil
-            info.update(success=won, score=1.0 if won else 0.0, progress=1.0 if won else info["progress"],
-                        evaluation={"winner": g.winner, "end_reason": g.end_reason, "roles": list(g.roles),
-                                    "invalid_actions": aec._invalid[agent],
-                                    "fallback_actions": aec._fallbacks[agent]})
+            info.update(
+                success=won,
+                score=1.0 if won else 0.0,
+                progress=1.0 if won else info["progress"],
+                evaluation={
+                    "winner": g.winner,
+                    "end_reason": g.end_reason,
+                    "roles": list(g.roles),
+                    "invalid_actions": aec._invalid[agent],
+                    "fallback_actions": aec._fallbacks[agent],
+                },
+            )
         return info
 
     def render(self) -> str | None:

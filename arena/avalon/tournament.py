@@ -69,7 +69,9 @@ def make_entrant(spec: str, name: str | None = None) -> Callable[[], Player]:
     return lambda: make_player(spec, name)
 
 
-def schedule(entrants: list[str], config: AvalonConfig, seed: int, index: int) -> tuple[list[str], list[str], int]:
+def schedule(
+    entrants: list[str], config: AvalonConfig, seed: int, index: int
+) -> tuple[list[str], list[str], int]:
     """``(lineup, roles, game_seed)`` of game ``index``: entrant per seat, role per seat."""
     n = config.num_players
     block, r = divmod(index, n)
@@ -104,9 +106,16 @@ def _drop_partial_line(path: Path) -> None:
             f.truncate(data.rfind(b"\n") + 1)
 
 
-def run_tournament(entrants: Iterable[str] | dict[str, str], *, num_games: int, config: AvalonConfig,
-                   seed: int = 0, out: str | os.PathLike | None = None, save_records: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+def run_tournament(
+    entrants: Iterable[str] | dict[str, str],
+    *,
+    num_games: int,
+    config: AvalonConfig,
+    seed: int = 0,
+    out: str | os.PathLike | None = None,
+    save_records: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Play a tournament and return its summary.
 
     Args:
@@ -128,7 +137,11 @@ def run_tournament(entrants: Iterable[str] | dict[str, str], *, num_games: int, 
     names = sorted(specs)
     path = Path(out) if out is not None else None
     results = _read_results(path) if path else {}
-    stale = [i for i, r in results.items() if r.get("config") != config.to_dict() or r.get("tournament_seed") != seed]
+    stale = [
+        i
+        for i, r in results.items()
+        if r.get("config") != config.to_dict() or r.get("tournament_seed") != seed
+    ]
     if stale:
         raise ValueError(f"{path} holds games of another tournament (config or seed differ); use a new file")
     if path and path.exists():
@@ -141,8 +154,13 @@ def run_tournament(entrants: Iterable[str] | dict[str, str], *, num_games: int, 
             lineup, roles, game_seed = schedule(names, config, seed, index)
             players = [factories[name]() for name in lineup]
             res = play_game(players, config=config, seed=game_seed, roles=roles)
-            rec = {"index": index, "tournament_seed": seed, "config": config.to_dict(), "lineup": lineup,
-                   **{k: v for k, v in res.items() if k != "record"}}
+            rec = {
+                "index": index,
+                "tournament_seed": seed,
+                "config": config.to_dict(),
+                "lineup": lineup,
+                **{k: v for k, v in res.items() if k != "record"},
+            }
             llm_stats = [getattr(p, "stats", None) for p in players]
             if any(llm_stats):
                 rec["llm_stats"] = llm_stats
@@ -182,7 +200,11 @@ def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 150
         delta: dict[str, float] = {}
         for s, name in enumerate(lineup):
             # Each side's change is split among its seats, so the update is zero-sum.
-            d = (score_good - expect_good) / len(good_r) if not evil[s] else (expect_good - score_good) / len(evil_r)
+            d = (
+                (score_good - expect_good) / len(good_r)
+                if not evil[s]
+                else (expect_good - score_good) / len(evil_r)
+            )
             delta[name] = delta.get(name, 0.0) + k * d
         for name, d in delta.items():
             ratings[name] += d
@@ -191,8 +213,12 @@ def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 150
 
 def _rate(wins: int, n: int) -> dict[str, Any]:
     lo, hi = wilson(wins, n)
-    return {"games": n, "wins": wins, "win_rate": round(wins / n, 4) if n else None,
-            "ci95": [round(lo, 4), round(hi, 4)]}
+    return {
+        "games": n,
+        "wins": wins,
+        "win_rate": round(wins / n, 4) if n else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+    }
 
 
 def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
@@ -205,7 +231,7 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
     for g in games:
         reasons[g["end_reason"]] = reasons.get(g["end_reason"], 0) + 1
         good_wins += g["winner"] == "good"
-        for s, (name, role) in enumerate(zip(g["lineup"], g["roles"])):
+        for s, (name, role) in enumerate(zip(g["lineup"], g["roles"], strict=True)):
             side = "evil" if role in EVIL_ROLES else "good"
             won = int(g["winner"] == side)
             t = tallies.setdefault(name, {})
@@ -233,7 +259,9 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def side_matchup(good: str, evil: str, *, num_games: int, config: AvalonConfig, seed: int = 0) -> dict[str, Any]:
+def side_matchup(
+    good: str, evil: str, *, num_games: int, config: AvalonConfig, seed: int = 0
+) -> dict[str, Any]:
     """Good win rate when every good seat is ``good`` and every evil seat is ``evil`` (entrant specs).
 
     Example:
@@ -251,5 +279,10 @@ def side_matchup(good: str, evil: str, *, num_games: int, config: AvalonConfig, 
     reasons: dict[str, int] = {}
     for g in games:
         reasons[g["end_reason"]] = reasons.get(g["end_reason"], 0) + 1
-    return {"good": good, "evil": evil, "num_players": config.num_players, "good_win": _rate(wins, num_games),
-            "end_reasons": dict(sorted(reasons.items()))}
+    return {
+        "good": good,
+        "evil": evil,
+        "num_players": config.num_players,
+        "good_win": _rate(wins, num_games),
+        "end_reasons": dict(sorted(reasons.items())),
+    }

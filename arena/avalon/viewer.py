@@ -39,8 +39,15 @@ class ViewerServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
         self._lock = threading.Lock()
-        self._game: dict[str, Any] = {"config": AvalonConfig().to_dict(), "events": [], "done": False,
-                                      "winner": None, "end_reason": None, "roles": None, "live": True}
+        self._game: dict[str, Any] = {
+            "config": AvalonConfig().to_dict(),
+            "events": [],
+            "done": False,
+            "winner": None,
+            "end_reason": None,
+            "roles": None,
+            "live": True,
+        }
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
@@ -111,19 +118,41 @@ def serve_record(record: dict[str, Any], host: str = "127.0.0.1", port: int = 0)
     return server.start()
 
 
-def serve_live(players: list[Player], config: AvalonConfig, seed: int, *, delay: float = 0.3,
-               host: str = "127.0.0.1", port: int = 0) -> tuple[ViewerServer, threading.Thread]:
+def serve_live(
+    players: list[Player],
+    config: AvalonConfig,
+    seed: int,
+    *,
+    delay: float = 0.3,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> tuple[ViewerServer, threading.Thread]:
     """A started viewer following a game that ``players`` play in a background thread, one public
     event every ``delay`` seconds."""
     server = ViewerServer(host, port)
-    server.update({"config": config.to_dict(), "events": [], "done": False, "winner": None,
-                   "end_reason": None, "roles": None}, live=True)
+    server.update(
+        {
+            "config": config.to_dict(),
+            "events": [],
+            "done": False,
+            "winner": None,
+            "end_reason": None,
+            "roles": None,
+        },
+        live=True,
+    )
     events: list[dict[str, Any]] = []
 
     def on_event(event: dict[str, Any]) -> None:
         events.append(event)
-        public = {"config": config.to_dict(), "events": events, "done": False, "winner": None,
-                  "end_reason": None, "roles": None}
+        public = {
+            "config": config.to_dict(),
+            "events": events,
+            "done": False,
+            "winner": None,
+            "end_reason": None,
+            "roles": None,
+        }
         server.update(public, live=True)
         if delay:
             time.sleep(delay)

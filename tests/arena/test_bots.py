@@ -10,11 +10,14 @@ from arena.avalon.play import play_game
 from arena.avalon.tournament import side_matchup
 
 ALL_ROLES_8 = AvalonConfig(8, special_roles=("merlin", "assassin", "percival", "morgana", "mordred"))
-ALL_ROLES_10 = AvalonConfig(10, special_roles=("merlin", "assassin", "percival", "morgana", "mordred", "oberon"))
+ALL_ROLES_10 = AvalonConfig(
+    10, special_roles=("merlin", "assassin", "percival", "morgana", "mordred", "oberon")
+)
 
 
-@pytest.mark.parametrize("config", [AvalonConfig(5), AvalonConfig(7), ALL_ROLES_8, ALL_ROLES_10,
-                                    AvalonConfig.avalonbench()])
+@pytest.mark.parametrize(
+    "config", [AvalonConfig(5), AvalonConfig(7), ALL_ROLES_8, ALL_ROLES_10, AvalonConfig.avalonbench()]
+)
 @pytest.mark.parametrize("kind", ["random", "rule", "rule_votes"])
 def test_bots_play_only_legal_actions(config, kind):
     for seed in range(15):
@@ -25,7 +28,9 @@ def test_bots_play_only_legal_actions(config, kind):
 
 def test_games_are_deterministic_given_the_seed():
     def run(seed):
-        return play_game([RuleBot() if i % 2 else RandomBot() for i in range(6)], config=AvalonConfig(6), seed=seed)
+        return play_game(
+            [RuleBot() if i % 2 else RandomBot() for i in range(6)], config=AvalonConfig(6), seed=seed
+        )
 
     a, b, c = run(11), run(11), run(12)
     assert a == b
@@ -40,8 +45,8 @@ def test_rule_good_proposes_from_consistent_hypotheses():
     g.step(c.team_code([1, 2]))
     for _ in range(5):
         g.step(c.APPROVE)
-    g.step(c.FAIL)      # seat 1 (minion)
-    g.step(c.SUCCESS)   # seat 2 (merlin)
+    g.step(c.FAIL)  # seat 1 (minion)
+    g.step(c.SUCCESS)  # seat 2 (merlin)
     assert g.quests[-1][1] == 1
     # Seat 1 now leads quest 2 (team of 3); the servant at seat 0 votes on a team with both suspects.
     g.step(c.team_code([0, 1, 2]))

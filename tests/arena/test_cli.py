@@ -10,8 +10,12 @@ from evolver_train.cli import main as evolver_main
 
 def test_play_saves_a_record(tmp_path, capsys):
     out = tmp_path / "game.json"
-    assert evolver_main(["arena", "play", "--seats", "rule,random,rule,random,rule", "--seed", "4",
-                         "--save", str(out)]) == 0
+    assert (
+        evolver_main(
+            ["arena", "play", "--seats", "rule,random,rule,random,rule", "--seed", "4", "--save", str(out)]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "Game over" in text and "winner:" in text
     record = json.loads(out.read_text())
@@ -20,12 +24,29 @@ def test_play_saves_a_record(tmp_path, capsys):
 
 def test_tournament_and_matchup(tmp_path, capsys):
     out = tmp_path / "t.jsonl"
-    assert arena_main(["tournament", "--entrants", "smart=rule_votes,random", "--games", "10", "--out", str(out),
-                       "--players", "6", "--save-records"]) == 0
+    assert (
+        arena_main(
+            [
+                "tournament",
+                "--entrants",
+                "smart=rule_votes,random",
+                "--games",
+                "10",
+                "--out",
+                str(out),
+                "--players",
+                "6",
+                "--save-records",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "smart" in text and "Elo" in text
     assert len(out.read_text().splitlines()) == 10
-    assert arena_main(["matchup", "--good", "rule", "--evil", "random", "--games", "20", "--avalonbench"]) == 0
+    assert (
+        arena_main(["matchup", "--good", "rule", "--evil", "random", "--games", "20", "--avalonbench"]) == 0
+    )
     assert "good wins" in capsys.readouterr().out
 
 

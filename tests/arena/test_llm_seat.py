@@ -30,19 +30,24 @@ class FixedClient:
 
 
 def _vote_state():
-    g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
+    g = AvalonGame(
+        AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0
+    )
     g.step(g.codec.team_code([0, 1]))
     return g
 
 
-@pytest.mark.parametrize("reply,expected", [
-    ("VOTE: approve", "approve"),
-    ("<think>Player 3 is evil, but I will play along.</think>\nVOTE: reject", "reject"),
-    ("I think... hmm. VOTE: approve. Actually no.\nVOTE: Reject", "reject"),
-    ('{"action": "VOTE: approve"}', "approve"),
-    ("Yes", "approve"),
-    ("I do not approve of this team. VOTE: reject", "reject"),
-])
+@pytest.mark.parametrize(
+    "reply,expected",
+    [
+        ("VOTE: approve", "approve"),
+        ("<think>Player 3 is evil, but I will play along.</think>\nVOTE: reject", "reject"),
+        ("I think... hmm. VOTE: approve. Actually no.\nVOTE: Reject", "reject"),
+        ('{"action": "VOTE: approve"}', "approve"),
+        ("Yes", "approve"),
+        ("I do not approve of this team. VOTE: reject", "reject"),
+    ],
+)
 def test_valid_replies_are_parsed(reply, expected):
     g = _vote_state()
     seat = LLMSeat(FixedClient([reply]))
@@ -59,10 +64,14 @@ def test_malformed_then_valid_reply_retries_with_the_reason():
     seat.reset(0, 0)
     assert seat.act(g.view(0), "transcript") == g.codec.REJECT
     assert seat.stats["invalid_replies"] == 1 and seat.stats["calls"] == 2
-    assert "not accepted" in client.sent[1][-1]["content"] and "VOTE: approve" in client.sent[1][-1]["content"]
+    assert (
+        "not accepted" in client.sent[1][-1]["content"] and "VOTE: approve" in client.sent[1][-1]["content"]
+    )
 
 
-@pytest.mark.parametrize("junk", ["", "\x00\x01\x02", "TEAM: 9, 9, 9", "ASSASSINATE: 77", "{not json", "🙂" * 500])
+@pytest.mark.parametrize(
+    "junk", ["", "\x00\x01\x02", "TEAM: 9, 9, 9", "ASSASSINATE: 77", "{not json", "🙂" * 500]
+)
 def test_junk_falls_back_to_a_legal_action_and_counts_it(junk):
     g = _vote_state()
     seat = LLMSeat(FixedClient([junk]), max_retries=2)
@@ -73,7 +82,9 @@ def test_junk_falls_back_to_a_legal_action_and_counts_it(junk):
 
 
 def test_illegal_but_wellformed_reply_is_refused():
-    g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
+    g = AvalonGame(
+        AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0
+    )
     g.step(g.codec.team_code([0, 1]))
     for _ in range(5):
         g.step(g.codec.APPROVE)
@@ -93,10 +104,14 @@ def test_client_error_falls_back_without_crashing():
 
 def test_private_reasoning_never_reaches_other_seats():
     secret = "SECRET-PLAN-42"
-    replies = [f"<think>{secret}: I am the Assassin.</think>SAY: I am loyal to Arthur, trust me.",
-               f"<think>{secret}</think>TEAM: 0, 1", f"<think>{secret}</think>TEAM: 0, 1, 2",
-               f"<think>{secret}</think>VOTE: approve", f"<think>{secret}</think>QUEST: success",
-               f"<think>{secret}</think>ASSASSINATE: 1"]
+    replies = [
+        f"<think>{secret}: I am the Assassin.</think>SAY: I am loyal to Arthur, trust me.",
+        f"<think>{secret}</think>TEAM: 0, 1",
+        f"<think>{secret}</think>TEAM: 0, 1, 2",
+        f"<think>{secret}</think>VOTE: approve",
+        f"<think>{secret}</think>QUEST: success",
+        f"<think>{secret}</think>ASSASSINATE: 1",
+    ]
 
     class PhaseClient(FixedClient):
         def chat(self, messages, **kw):

@@ -23,11 +23,19 @@ def _config(rng: np.random.Generator) -> AvalonConfig:
     specials = ["merlin", "assassin"]
     for r in OPTIONAL:
         trial = specials + [r]
-        if rng.random() < 0.6 and sum(x in GOOD_ROLES for x in trial) <= good and \
-                sum(x in EVIL_ROLES for x in trial) <= evil:
+        if (
+            rng.random() < 0.6
+            and sum(x in GOOD_ROLES for x in trial) <= good
+            and sum(x in EVIL_ROLES for x in trial) <= evil
+        ):
             specials = trial
-    return AvalonConfig(n, special_roles=tuple(specials), hammer=str(rng.choice(["evil_wins", "auto_approve"])),
-                        discussion_rounds=int(rng.integers(0, 2)), merlin_sees_oberon=bool(rng.random() < 0.5))
+    return AvalonConfig(
+        n,
+        special_roles=tuple(specials),
+        hammer=str(rng.choice(["evil_wins", "auto_approve"])),
+        discussion_rounds=int(rng.integers(0, 2)),
+        merlin_sees_oberon=bool(rng.random() < 0.5),
+    )
 
 
 def _record(cfg: AvalonConfig, seed: int):
@@ -44,7 +52,9 @@ def _record(cfg: AvalonConfig, seed: int):
 
 
 def _twin_compare(cfg, roles_a, roles_b, leader, actions_a, actions_b, watchers, stop_at=None):
-    """Step both twins; after each step compare each watcher's observation and info. Returns steps compared."""
+    """Step both twins, comparing each watcher's observation and info after every step.
+
+    Returns the number of comparisons made."""
     ea, eb = raw_env(config=cfg, variant="text"), raw_env(config=cfg, variant="text")
     ea.reset(seed=0, options={"roles": roles_a, "leader": leader})
     eb.reset(seed=0, options={"roles": roles_b, "leader": leader})
@@ -57,11 +67,15 @@ def _twin_compare(cfg, roles_a, roles_b, leader, actions_a, actions_b, watchers,
         for p in watchers:
             agent = ea.possible_agents[p]
             oa, ob = ea.observe(agent), eb.observe(agent)
-            same = (oa["text"] == ob["text"] and np.array_equal(oa["observation"], ob["observation"])
-                    and np.array_equal(oa["legal_mask"], ob["legal_mask"]))
+            same = (
+                oa["text"] == ob["text"]
+                and np.array_equal(oa["observation"], ob["observation"])
+                and np.array_equal(oa["legal_mask"], ob["legal_mask"])
+            )
             assert same, (
                 f"seat {p} ({roles_a[p]}) can tell the twins apart at step {i}:\n"
-                f"{_diff(oa['text'], ob['text'])}")
+                f"{_diff(oa['text'], ob['text'])}"
+            )
             assert ea.infos[agent] == eb.infos[agent], f"seat {p} info differs at step {i}"
             compared += 1
         if i == len(actions_a):
@@ -78,7 +92,7 @@ def _twin_compare(cfg, roles_a, roles_b, leader, actions_a, actions_b, watchers,
 
 def _diff(a: str, b: str) -> str:
     la, lb = a.splitlines(), b.splitlines()
-    return "\n".join(f"- {x}\n+ {y}" for x, y in zip(la, lb) if x != y)[:600]
+    return "\n".join(f"- {x}\n+ {y}" for x, y in zip(la, lb, strict=False) if x != y)[:600]
 
 
 def _role_swap_case(seed: int) -> int:
@@ -87,9 +101,15 @@ def _role_swap_case(seed: int) -> int:
     roles, leader, actions = _record(cfg, seed)
     n = cfg.num_players
     assassin = roles.index("assassin")
-    same_side = [(a, b) for a in range(n) for b in range(a + 1, n)
-                 if a != assassin and b != assassin and roles[a] != roles[b]
-                 and (roles[a] in EVIL_ROLES) == (roles[b] in EVIL_ROLES)]
+    same_side = [
+        (a, b)
+        for a in range(n)
+        for b in range(a + 1, n)
+        if a != assassin
+        and b != assassin
+        and roles[a] != roles[b]
+        and (roles[a] in EVIL_ROLES) == (roles[b] in EVIL_ROLES)
+    ]
     if not same_side:
         return 0
     a, b = same_side[int(rng.integers(len(same_side)))]
@@ -106,7 +126,7 @@ def _card_swap_case(seed: int) -> int:
     roles, leader, actions = _record(cfg, seed)
     # Find a quest where one evil member failed and another evil member succeeded.
     by_quest: dict[int, list[int]] = {}
-    for i, (seat, code, phase) in enumerate(actions):
+    for i, (_, _, phase) in enumerate(actions):
         if phase == "quest":
             by_quest.setdefault(sum(1 for _, _, ph in actions[:i] if ph == "proposal"), []).append(i)
     for idxs in by_quest.values():
@@ -128,7 +148,9 @@ def _vote_flip_case(seed: int) -> int:
     cfg = _config(rng)
     roles, leader, actions = _record(cfg, seed)
     n = cfg.num_players
-    starts = [i for i in range(len(actions)) if actions[i][2] == "vote" and (i == 0 or actions[i - 1][2] != "vote")]
+    starts = [
+        i for i in range(len(actions)) if actions[i][2] == "vote" and (i == 0 or actions[i - 1][2] != "vote")
+    ]
     if not starts:
         return 0
     start = starts[int(rng.integers(len(starts)))]

@@ -26,15 +26,26 @@ def configs(draw):
     if draw(st.integers(0, 9)) == 0:
         specials = []  # no Merlin, no Assassin
     return AvalonConfig(
-        n, special_roles=tuple(specials), hammer=draw(st.sampled_from(["evil_wins", "auto_approve"])),
-        merlin_sees_oberon=draw(st.booleans()), discussion_rounds=draw(st.integers(0, 2)),
+        n,
+        special_roles=tuple(specials),
+        hammer=draw(st.sampled_from(["evil_wins", "auto_approve"])),
+        merlin_sees_oberon=draw(st.booleans()),
+        discussion_rounds=draw(st.integers(0, 2)),
     )
 
 
 def test_setup_table_matches_rulebook():
     assert {n: (g, e) for n, (g, e, _, _) in SETUP.items()} == {
-        5: (3, 2), 6: (4, 2), 7: (4, 3), 8: (5, 3), 9: (6, 3), 10: (6, 4)}
-    assert SETUP[5][2] == (2, 3, 2, 3, 3) and SETUP[6][2] == (2, 3, 4, 3, 4) and SETUP[7][2] == (2, 3, 3, 4, 4)
+        5: (3, 2),
+        6: (4, 2),
+        7: (4, 3),
+        8: (5, 3),
+        9: (6, 3),
+        10: (6, 4),
+    }
+    assert (
+        SETUP[5][2] == (2, 3, 2, 3, 3) and SETUP[6][2] == (2, 3, 4, 3, 4) and SETUP[7][2] == (2, 3, 3, 4, 4)
+    )
     for n in (8, 9, 10):
         assert SETUP[n][2] == (3, 4, 4, 5, 5)
     for n in range(5, 11):
@@ -52,8 +63,11 @@ def test_night_knowledge_matches_table(cfg, seed):
         k = night_knowledge(cfg, roles, s)
         assert s not in k.evil | k.good | k.merlin_candidates
         if role == "merlin":
-            expected = {j for j, r in enumerate(roles) if r in EVIL_ROLES and r != "mordred"
-                        and (cfg.merlin_sees_oberon or r != "oberon")}
+            expected = {
+                j
+                for j, r in enumerate(roles)
+                if r in EVIL_ROLES and r != "mordred" and (cfg.merlin_sees_oberon or r != "oberon")
+            }
             assert k.evil == expected and not k.merlin_candidates
         elif role == "percival":
             assert k.merlin_candidates == set(seats.get("merlin", []) + seats.get("morgana", []))
@@ -154,16 +168,18 @@ def test_two_fail_rule_on_quest_four():
         for s in sorted(team):  # quest cards are played in seat order
             g.step(c.FAIL if s in fails_by else c.SUCCESS)
 
-    run_quest([0, 1], [])              # Q1 success
-    run_quest([4, 1, 2], [4])          # Q2 fails
-    run_quest([0, 1, 2], [])           # Q3 success
-    run_quest([4, 0, 1, 2], [4])       # Q4: a single Fail is not enough with 7 players
+    run_quest([0, 1], [])  # Q1 success
+    run_quest([4, 1, 2], [4])  # Q2 fails
+    run_quest([0, 1, 2], [])  # Q3 success
+    run_quest([4, 0, 1, 2], [4])  # Q4: a single Fail is not enough with 7 players
     assert g.quests[-1] == ((0, 1, 2, 4), 1, True)
     assert g.phase == "assassination" and g.actor == 4
 
 
 def test_illegal_actions_are_refused_with_reason():
-    g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
+    g = AvalonGame(
+        AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0
+    )
     with pytest.raises(IllegalAction, match="TEAM: 0, 1, 2"):
         g.step(g.codec.team_code([0, 1, 2]))  # quest 1 needs 2
     g.step(g.codec.team_code([0, 1]))
@@ -174,7 +190,11 @@ def test_illegal_actions_are_refused_with_reason():
 
 
 def test_bad_config_values_are_named():
-    for kwargs, bad in [({"num_players": 4}, "4"), ({"hammer": "x"}, "'x'"),
-                        ({"special_roles": ("merlin",)}, "Assassin"), ({"discussion_rounds": -1}, "-1")]:
+    for kwargs, bad in [
+        ({"num_players": 4}, "4"),
+        ({"hammer": "x"}, "'x'"),
+        ({"special_roles": ("merlin",)}, "Assassin"),
+        ({"discussion_rounds": -1}, "-1"),
+    ]:
         with pytest.raises(ValueError, match=bad):
             AvalonConfig(**kwargs)

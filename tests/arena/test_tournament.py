@@ -27,7 +27,7 @@ def test_schedule_is_fair_over_blocks():
     for i in range(20):  # four blocks of five games
         lineup, roles, _ = schedule(entrants, cfg, seed=3, index=i)
         assert sorted(roles) == sorted(cfg.roles_in_play())
-        for name, role in zip(lineup, roles):
+        for name, role in zip(lineup, roles, strict=True):
             role_count[name, role] += 1
             seat_count[name] += 1
     assert seat_count["a"] == seat_count["b"] == 50
@@ -67,7 +67,12 @@ def test_summary_fields_and_elo_ordering():
 
 
 def test_elo_moves_toward_winners():
-    games = [{"lineup": ["a", "a", "a", "b", "b"], "roles": ["merlin", "servant", "servant", "assassin", "minion"],
-              "winner": "good"}] * 5
+    games = [
+        {
+            "lineup": ["a", "a", "a", "b", "b"],
+            "roles": ["merlin", "servant", "servant", "assassin", "minion"],
+            "winner": "good",
+        }
+    ] * 5
     r = elo_ratings(games)
     assert r["a"] > 1500 > r["b"]

@@ -18,13 +18,25 @@ from arena.avalon.play import play_game
 from arena.avalon.viewer import serve_live, serve_record
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)"
+)
 
 
 def _chromium(url: str, tmp_path: Path, *, screenshot: Path | None = None, budget_ms: int = 4000) -> str:
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'profile'}", f"--virtual-time-budget={budget_ms}"]
+    args = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--virtual-time-budget={budget_ms}",
+    ]
     if screenshot is not None:
         args += [f"--screenshot={screenshot}", "--window-size=1280,900"]
     else:
@@ -82,8 +94,9 @@ def test_replay_renders_in_headless_chromium(tmp_path):
     speech = next(e for e in record["events"] if e["type"] == "speech" and e["speech"])
     assert speech["speech"] in dom
     assert "Team APPROVED" in dom or "Team REJECTED" in dom
-    assert dom.count('class="quest success"') == sum(e.get("succeeded", False) for e in record["events"]
-                                                     if e["type"] == "quest_result")
+    assert dom.count('class="quest success"') == sum(
+        e.get("succeeded", False) for e in record["events"] if e["type"] == "quest_result"
+    )
     assert "Merlin" in dom and "Assassin" in dom  # roles revealed at the end
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
     keep = os.environ.get("ARENA_SCREENSHOT_DIR")

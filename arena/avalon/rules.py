@@ -90,7 +90,7 @@ class AvalonConfig:
         >>> AvalonConfig(7).team_sizes, AvalonConfig(7).fails_needed[3]
         ((2, 3, 3, 4, 4), 2)
         >>> AvalonConfig(5).roles_in_play()
-        ('merlin', 'assassin', 'servant', 'servant', 'minion')
+        ('merlin', 'servant', 'servant', 'assassin', 'minion')
     """
 
     num_players: int = 5
@@ -152,7 +152,7 @@ class AvalonConfig:
         return SETUP[self.num_players][3]
 
     def roles_in_play(self) -> tuple[str, ...]:
-        """The multiset of roles dealt: specials, then Servants, then Minions."""
+        """The multiset of roles dealt: good (specials, then Servants), then evil (specials, then Minions)."""
         good = [r for r in self.special_roles if r in GOOD_ROLES]
         evil = [r for r in self.special_roles if r in EVIL_ROLES]
         good += ["servant"] * (self.num_good - len(good))

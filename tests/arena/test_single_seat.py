@@ -69,3 +69,12 @@ def test_bad_task_id_and_split_are_named():
         env.tasks("holdout")
     with pytest.raises(ValueError, match="'wizard'"):
         SingleSeat(opponents="wizard")
+
+
+def test_runs_under_a_gymnasium_vector_env():
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("evolver/AvalonSeat-v0") for _ in range(2)])
+    obs, info = envs.reset(seed=0)
+    assert len(obs) == 2 and all(isinstance(o, str) for o in obs)
+    obs, rewards, term, trunc, info = envs.step(("PASS", "VOTE: approve"))
+    assert rewards.shape == (2,)
+    envs.close()

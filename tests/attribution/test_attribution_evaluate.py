@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from counter_env import CounterEnv
+from .counter_env import CounterEnv
 
 from evolver_gym.core import record_episode
 from wrappers.attribution import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from counter_env import SECRET, CounterEnv
+from .counter_env import SECRET, CounterEnv
 
 from evolver_gym.core import Step, Task, Trajectory
 from evolver_gym.core.llm.testing import Fault

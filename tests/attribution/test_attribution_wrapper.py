@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from counter_env import CounterEnv
+from .counter_env import CounterEnv
 
 from evolver_gym.core import Trajectory
 from evolver_gym.core.llm import LLMError

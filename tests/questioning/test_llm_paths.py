@@ -9,7 +9,7 @@ import pytest
 
 from evolver_gym.core import Step, Task, Trajectory
 from evolver_gym.core.llm.testing import Fault
-from questioning_env import ToyShopEnv
+from .questioning_env import ToyShopEnv
 from wrappers.questioning import (
     Explorer,
     HindsightProposer,

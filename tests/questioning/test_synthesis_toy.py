@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from questioning_env import ToyShopEnv
+from .questioning_env import ToyShopEnv
 from wrappers.questioning import LeakageGuard, SynthesisConfig, TaskPool, build_synthesizer, replay
 from wrappers.questioning.text import jaccard
 

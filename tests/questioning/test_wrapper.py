@@ -9,7 +9,7 @@ import pytest
 
 from evolver_gym.core import Task
 from evolver_gym.core.llm.testing import Fault
-from questioning_env import ToyShopEnv
+from .questioning_env import ToyShopEnv
 from wrappers.questioning import CurriculumConfig, SelfQuestioning, TaskPool
 
 CANARY = "click[CANARY-7f3a]"

@@ -130,8 +130,10 @@ class Catalog:
         self.products = load_products(raw, human_goals=goals == "human", num_products=num_products)
         self.by_asin = {p["asin"]: p for p in self.products}
         self.prices = {p["asin"]: self._sample_price(p) for p in self.products}
-        build = human_goals if goals == "human" else synthetic_goals
-        self.goals = build(self.products, self.prices, seed=self.seed)
+        if goals == "human":
+            self.goals = human_goals(self.products, self.prices, seed=self.seed)
+        else:
+            self.goals = synthetic_goals(self.products, self.prices, seed=self.seed, drop_unreachable=generated)
         self.splits = split_goals(self.goals)
 
     def _sample_price(self, product: dict[str, Any]) -> float:

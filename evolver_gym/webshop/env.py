@@ -113,9 +113,12 @@ class WebShopEnv(gym.Env[str, str]):
         task = self._tasks[split][index]
         if task is None:
             goal = self.catalog.splits[split][index]
-            reference = []
+            reference: list[str] = []
             if len(self.catalog) <= _REFERENCE_LIMIT or split != "train":
-                reference = oracle_actions(self.world, goal, goal["instruction_text"])
+                try:
+                    reference = oracle_actions(self.world, goal, goal["instruction_text"])
+                except LookupError:  # never seen on generated catalogs; real data may hold such goals
+                    reference = []
             task = Task(task_id=f"webshop/{split}/{index}", env_id=ENV_ID, instruction=goal["instruction_text"],
                         split=split, seed=self.catalog_seed, origin="seed", goal=dict(goal), reference=reference,
                         difficulty=len(goal["attributes"]) + len(goal["goal_options"]),

@@ -89,12 +89,14 @@ def _draft(rng: Random, ptype: ProductType, brands: tuple[str, ...]) -> _Draft:
     dims = list(ptype.options)
     if len(dims) == 1 and rng.random() < 0.8:  # a second dimension, so option choice matters more
         dims.append(_SECOND_DIM[ptype.category])
+    dim_of: dict[str, str] = {}
     for dim in dims:
         name = _OPTION_NAMES.get(dim, "Size")
         if name in options:
             continue
         values = OPTION_POOLS[dim]
         options[name] = rng.sample(values, min(len(values), rng.randint(2, 6)))
+        dim_of[name] = dim
     if rng.random() < 0.05:  # some products have no options at all
         options = {}
     lo = _price(rng, *ptype.price)
@@ -107,6 +109,7 @@ def _draft(rng: Random, ptype: ProductType, brands: tuple[str, ...]) -> _Draft:
         desc_attrs=[a for a in attributes if rng.random() < 0.2],
         options=options, price=(lo, hi), template=rng.randrange(4),
         hint=rng.choice([v for vs in options.values() for v in vs]) if options and rng.random() < 0.3 else None,
+        extras={"dims": dim_of},
     )
 
 
@@ -259,7 +262,7 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
     if kind == "options" and wanted_opts:
         for dim, values in neg.options.items():
             if any(option_value(v) in wanted_opts for v in values):
-                pool = [v for v in OPTION_POOLS_BY_NAME.get(dim, ()) if option_value(v) not in wanted_opts]
+                pool = [v for v in OPTION_POOLS[target.extras["dims"][dim]] if option_value(v) not in wanted_opts]
                 neg.options[dim] = rng.sample(pool, min(len(pool), max(2, len(values))))
         neg.hint = None
         return neg
@@ -277,12 +280,6 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
         if pool:
             neg.attributes.append(rng.choice(pool))
     return neg if neg.attributes else None
-
-
-OPTION_POOLS_BY_NAME: dict[str, tuple[str, ...]] = {}
-for _dim, _values in OPTION_POOLS.items():
-    _name = _OPTION_NAMES.get(_dim, "Size")
-    OPTION_POOLS_BY_NAME[_name] = OPTION_POOLS_BY_NAME.get(_name, ()) + _values
 
 
 def _still_has(product: dict[str, Any], attrs: list[str]) -> bool:

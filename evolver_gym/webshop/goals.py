@@ -16,6 +16,7 @@ from random import Random
 from typing import Any
 
 from ..core.seeding import make_random
+from .reward import get_option_reward
 
 __all__ = ["PRICE_RANGE", "human_goals", "price_upper", "split_goals", "synthetic_goals"]
 
@@ -52,8 +53,15 @@ def human_goals(products: list[dict[str, Any]], prices: dict[str, float], *, see
     return goals
 
 
-def synthetic_goals(products: list[dict[str, Any]], prices: dict[str, float], *, seed: int) -> list[dict[str, Any]]:
-    """Goals from synthetic instructions, expanded over every option combination."""
+def synthetic_goals(products: list[dict[str, Any]], prices: dict[str, float], *, seed: int,
+                    drop_unreachable: bool = False) -> list[dict[str, Any]]:
+    """Goals from synthetic instructions, expanded over every option combination.
+
+    WebShop compares synthetic goal options as ``(name, value)`` tuples, which colour normalisation
+    leaves alone, while the bought value is normalised by substring ("bluetooth" becomes "blue"), so
+    some combinations can never score 1.0. ``drop_unreachable`` leaves those out (generated catalogs
+    do; real data keeps upstream's goal list).
+    """
     goals = []
     counts: dict[str, int] = defaultdict(int)
     for product in products:
@@ -64,6 +72,8 @@ def synthetic_goals(products: list[dict[str, Any]], prices: dict[str, float], *,
         names = sorted(product["options"])
         for combination in itertools.product(*(product["options"][n] for n in names)):
             goal_options = dict(zip(names, combination, strict=True))
+            if drop_unreachable and get_option_reward(combination, goal_options.items())[1] < len(names):
+                continue
             option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
             option_text = f" with {option_text}" if option_text else ""
             goals.append({**_base(product), "name": product["Title"],

@@ -14,6 +14,7 @@ from typing import Any
 
 from .normalize import normalize_color, token_set_ratio
 from .pages import PAGE_SIZE
+from .search import document_text
 
 __all__ = ["oracle_actions", "rule_baseline", "search_arg"]
 
@@ -45,7 +46,10 @@ def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[s
     """A shortest-known action list that earns the goal's best reward (1.0 for catalog goals)."""
     asin = goal["asin"]
     product = world.catalog.by_asin[asin]
-    for query in (search_arg(instruction), search_arg(product["Title"]), search_arg(goal.get("query", ""))):
+    # The instruction first (what a user would type); then ever more specific texts of the product,
+    # ending with its whole indexed document, which ranks it first in all but pathological catalogs.
+    queries = (instruction, product["Title"], f"{product['Title']} {product['Description']}", document_text(product))
+    for query in (search_arg(q) for q in queries):
         if not query:
             continue
         results = world.engine.search(query)

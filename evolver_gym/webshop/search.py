@@ -48,7 +48,8 @@ def analyze(text: str) -> list[str]:
     for w in words:
         stem = _STEM_CACHE.get(w)
         if stem is None:
-            stem = _STEMMER.stemWord(w)
+            # Snowball's Porter stems "s" to "" (Lucene keeps it): never index an empty term.
+            stem = _STEMMER.stemWord(w) or w
             if len(_STEM_CACHE) < 1_000_000:
                 _STEM_CACHE[w] = stem
         out.append(stem)
@@ -101,6 +102,8 @@ class SearchEngine:
             if path is not None:
                 path.mkdir(parents=True, exist_ok=True)
                 self.retriever.save(str(path), show_progress=False)
+        # bm25s adds an empty-token id without a column; only ids below this count can be scored.
+        self._num_terms = len(self.retriever.scores["indptr"]) - 1
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[str]:
         """ASINs of the best ``k`` matches of ``query`` (documents without a query term never match)."""
@@ -113,7 +116,7 @@ class SearchEngine:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        ids = [self.vocab[t] for t in terms if t in self.vocab]
+        ids = [i for i in (self.vocab.get(t) for t in terms) if i is not None and i < self._num_terms]
         result: list[str] = []
         if ids:
             scores = self.retriever.get_scores_from_ids(ids)

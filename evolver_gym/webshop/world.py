@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ class World:
     engine: SearchEngine
     tagger: NounTagger
     key: tuple[Any, ...]
+    build_seconds: dict[str, float] = field(default_factory=dict)
     _lower: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -51,13 +53,16 @@ def get_world(*, num_products: int = 1000, seed: int = 0, goals: str = "human",
     with _LOCK:
         world = _WORLDS.get(key)
         if world is None:
+            t0 = time.perf_counter()
             catalog = load_catalog(num_products=num_products, seed=seed, goals=goals, data_dir=data_dir)
+            t1 = time.perf_counter()
             engine = SearchEngine(catalog.products, index_dir=index_dir)
+            t2 = time.perf_counter()
             mode = noun_tagger
             if mode == "auto":
                 # Generated titles are tagged exactly by the generator's lexicon; real ones need spaCy.
                 mode = "lexicon" if catalog.generated else ("spacy" if _has_spacy() else "fallback")
-            world = World(catalog, engine, NounTagger(mode), key)
+            world = World(catalog, engine, NounTagger(mode), key, {"catalog": t1 - t0, "index": t2 - t1})
             _WORLDS[key] = world
     return world
 

@@ -43,3 +43,10 @@ def test_index_is_saved_and_reloaded(tmp_path):
     assert len(saved) == 1 and saved[0].name.endswith(first.fingerprint)
     second = SearchEngine(products, index_dir=tmp_path)
     assert second.search("lamp 7") == first.search("lamp 7") and second.search("lamp 7")[0] == "B000000007"
+
+
+def test_single_letter_terms_and_unknown_ids_are_safe():
+    assert analyze("matte finish and s") == ["matt", "finish", "s"]  # Porter would stem "s" to ""
+    engine = SearchEngine([product("B000000001", "brush set"), product("B000000002", "plan s")])
+    assert engine.search("brush s") == ["B000000001", "B000000002"]  # equal scores: catalog order
+    assert engine.search("") == [] and engine.search("\u0000 \u202e") == []

@@ -53,7 +53,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         config: An :class:`AvalonConfig`; other rule keywords (``special_roles``, ``hammer``, ...)
             build one when it is omitted.
         render_mode: ``"ansi"`` (returns the transcript) or ``"human"`` (prints it).
-        render_view: ``"public"`` (what a spectator may see) or ``"omniscient"`` (roles shown).
+        render_view: ``"public"`` (what a spectator may see), ``"omniscient"`` (roles shown) or a
+            seat ``"player_<i>"`` (that seat's own text observation).
         max_text_chars: Longest text observation; older transcript lines are dropped beyond it.
         max_cycles: Optional cap on environment steps; the game is truncated for all seats there.
     """
@@ -78,8 +79,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
             )
-        if render_view not in RENDER_VIEWS:
-            raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        n_seats = config.num_players if config is not None else num_players
+        seat_views = [f"player_{i}" for i in range(n_seats)] if isinstance(n_seats, int) else []
+        if render_view not in RENDER_VIEWS and render_view not in seat_views:
+            raise ValueError(
+                f"render_view must be one of {RENDER_VIEWS} or a seat 'player_<i>', got {render_view!r}"
+            )
         if not isinstance(max_text_chars, int) or max_text_chars < 2048:
             raise ValueError(f"max_text_chars must be an int >= 2048, got {max_text_chars!r}")
         if max_cycles is not None and (not isinstance(max_cycles, int) or max_cycles < 1):
@@ -274,10 +279,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if g is None:
             text = "(no game yet: call reset())"
         else:
-            lines = list(g.public_lines)
-            if self.render_view == "omniscient":
-                lines.insert(0, "Roles: " + ", ".join(f"P{s} {r}" for s, r in enumerate(g.roles)))
-            text = "\n".join(lines)
+            if self.render_view in self._seat:  # exactly what that seat observes as text
+                text = seat_text(g, self._seat[self.render_view], self.variant, max_chars=self.max_text_chars)
+            else:
+                lines = list(g.public_lines)
+                if self.render_view == "omniscient":
+                    lines.insert(0, "Roles: " + ", ".join(f"P{s} {r}" for s, r in enumerate(g.roles)))
+                text = "\n".join(lines)
         if self.render_mode == "human":
             print(text)
             return None

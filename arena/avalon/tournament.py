@@ -223,7 +223,7 @@ def _rate(wins: int, n: int) -> dict[str, Any]:
 
 def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
     """Win rates per entrant / team / role with Wilson 95% intervals, end reasons, Elo."""
-    tallies: dict[str, dict[str, list[int]]] = {}
+    tallies: dict[str, dict[str, Any]] = {}
     reasons: dict[str, int] = {}
     good_wins = 0
     invalid: dict[str, int] = {}
@@ -241,6 +241,11 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
                 w_n[1] += 1
             invalid[name] = invalid.get(name, 0) + g["invalid_actions"][s]
             fallbacks[name] = fallbacks.get(name, 0) + g["fallback_actions"][s]
+            llm = (g.get("llm_stats") or [None] * len(g["lineup"]))[s]
+            if llm:  # a model seat repairs bad replies itself; count what it had to repair
+                t.setdefault("llm", {})
+                for key, value in llm.items():
+                    t["llm"][key] = t["llm"].get(key, 0) + value
     entrants = {}
     for name, t in sorted(tallies.items()):
         entrants[name] = {
@@ -250,6 +255,8 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
             "invalid_actions": invalid[name],
             "fallback_actions": fallbacks[name],
         }
+        if "llm" in t:
+            entrants[name]["llm"] = t["llm"]
     return {
         "games": len(games),
         "good_win": _rate(good_wins, len(games)),

@@ -142,3 +142,17 @@ def test_max_cycles_truncates():
         warnings.simplefilter("ignore")
         _play_random(e, 0)
     assert e.agents == []
+
+
+def test_render_views_public_seat_and_omniscient():
+    views = {}
+    for view in ("public", "omniscient", "player_2"):
+        e = avalon_v0.raw_env(num_players=5, render_mode="ansi", render_view=view)
+        e.reset(seed=9)
+        views[view] = e.render()
+        roles = e.game.roles
+    assert "Roles:" in views["omniscient"] and "Roles:" not in views["public"]
+    assert views["player_2"].count("Night: you are Player 2") == 1 and "Night" not in views["public"]
+    assert all(f"P{s} {r}" not in views["public"] for s, r in enumerate(roles))
+    with pytest.raises(ValueError, match="player_9"):
+        avalon_v0.raw_env(num_players=5, render_view="player_9")

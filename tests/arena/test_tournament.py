@@ -76,3 +76,38 @@ def test_elo_moves_toward_winners():
     ] * 5
     r = elo_ratings(games)
     assert r["a"] > 1500 > r["b"]
+
+
+def _scripted_player(body):
+    """A model stand-in behind the local OpenAI-compatible server: reads the instruction line."""
+    import re
+
+    prompt = body["messages"][-1]["content"]
+    last = prompt.rsplit("\n", 1)[-1]
+    if len(body.get("messages", [])) == 2 and len(prompt) % 5 == 0:
+        return "hmm, let me think about it"  # a malformed first answer now and then
+    if "SAY:" in last:
+        return "<think>private plan: bluff</think>SAY: I trust everyone at this table."
+    if "TEAM:" in last:
+        k = int(re.search(r"propose exactly (\d+)", last).group(1))
+        return "TEAM: " + ", ".join(str(i) for i in range(k))
+    if "VOTE:" in last:
+        return "VOTE: approve"
+    if "QUEST:" in last:
+        return "QUEST: fail" if "QUEST: fail" in last else "QUEST: success"
+    if "ASSASSINATE" in last:
+        return "ASSASSINATE: " + re.search(r"choices: (\d+)", last).group(1)
+    return "PASS"
+
+
+def test_tournament_with_a_model_entrant_over_http(llm_server, tmp_path):
+    llm_server.handler = _scripted_player
+    entrants = {"model": f"llm:scripted-model@{llm_server.url}", "rule": "rule"}
+    s = run_tournament(entrants, num_games=5, config=AvalonConfig(5), seed=0, out=tmp_path / "r.jsonl")
+    model = s["entrants"]["model"]
+    assert model["overall"]["games"] > 0 and model["fallback_actions"] == 0
+    assert model["llm"]["calls"] > 0 and model["llm"]["client_errors"] == 0
+    assert model["llm"]["invalid_replies"] > 0, "the malformed answers were seen and repaired"
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert all("llm_stats" in r for r in rows)
+    assert len(llm_server.requests) == model["llm"]["calls"]

@@ -3,7 +3,7 @@
 | Import             | `from arena import avalon_v0`                                   |
 |--------------------|-----------------------------------------------------------------|
 | Actions            | Discrete (flat code) or Text (`variant="text"`)                 |
-| Parallel API       | Yes (turn-based view: only the acting seat's action is applied) |
+| Parallel API       | Yes (native: votes and quest cards are simultaneous)            |
 | Manual Control     | No                                                              |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                    |
 | Agents count       | 5 to 10                                                         |
@@ -85,6 +85,15 @@ Invalid actions never end or decide the game: the same seat is asked again with 
 `text` and `info["error"]`, up to `max_retries` times, then a seeded fallback is played (PASS, a random
 legal team, reject, success, a random legal target) and counted in `info["fallback_actions"]`.
 
+### Parallel API
+
+`parallel_env(...)` takes the same arguments. In one parallel step every seat whose choice is due
+acts: all players vote together, all quest members play their cards together; discussion, the
+proposal and the assassination take one step each. Seats with nothing to do get a NOOP-only mask
+(code 0) and their actions are ignored. An invalid action is replaced at once by the seeded
+fallback and counted. `turn_based_parallel_env(...)` is PettingZoo's turn-based view of `raw_env`
+(one seat acts per step).
+
 ### Rewards
 
 At the end every good seat gets +1 and every evil seat -1 if good wins, and the reverse if evil wins.
@@ -103,6 +112,7 @@ text variant also `legal_actions` (reply forms).
 
 from __future__ import annotations
 
-from arena.avalon.env import env, parallel_env, raw_env
+from arena.avalon.env import env, raw_env, turn_based_parallel_env
+from arena.avalon.parallel import parallel_env
 
-__all__ = ["env", "raw_env", "parallel_env"]
+__all__ = ["env", "raw_env", "parallel_env", "turn_based_parallel_env"]

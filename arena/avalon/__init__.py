@@ -38,13 +38,15 @@ __all__ = [
     "parse_action",
     "raw_env",
     "strip_private",
+    "turn_based_parallel_env",
 ]
 
 
 _LAZY = {
     "raw_env": ".env",
     "env": ".env",
-    "parallel_env": ".env",
+    "parallel_env": ".parallel",
+    "turn_based_parallel_env": ".env",
     "RandomBot": ".bots",
     "RuleBot": ".bots",
     "LLMSeat": ".llm_seat",

@@ -216,10 +216,18 @@ class AvalonGame:
             roles=list(self.roles),
         )
 
-    def legal_codes(self, seat: int) -> tuple[int, ...]:
-        """Legal flat codes for ``seat`` now (empty unless it is acting). Depends only on public state
-        and the seat's own role and knowledge."""
-        if seat != self.actor:
+    def pending(self) -> tuple[int, ...]:
+        """Seats whose choice is due now, in the order the engine takes them: every voter or quest
+        member still to play (hidden choices, simultaneous in the parallel view), else the actor."""
+        if self.phase in ("vote", "quest"):
+            return (self.actor, *self._queue)
+        return () if self.phase == "end" else (self.actor,)
+
+    def legal_codes(self, seat: int, *, simultaneous: bool = False) -> tuple[int, ...]:
+        """Legal flat codes for ``seat`` now (empty unless it is acting, or with ``simultaneous``
+        one of the seats in :meth:`pending`). Depends only on public state and the seat's own role
+        and knowledge."""
+        if seat != self.actor and not (simultaneous and seat in self.pending()):
             return ()
         c, phase = self.codec, self.phase
         if phase == "discussion":

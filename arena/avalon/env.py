@@ -2,7 +2,8 @@
 
 * ``raw_env`` - the AEC environment (discrete or text action variant).
 * ``env`` - ``raw_env`` with PettingZoo's standard wrappers.
-* ``parallel_env`` - the turn-based parallel view (only the acting seat's action is applied).
+* ``turn_based_parallel_env`` - PettingZoo's turn-based parallel view of ``raw_env`` (only the
+  acting seat's action is applied). The native parallel env is :mod:`arena.avalon.parallel`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .engine import AvalonGame, IllegalAction, SeatView
 from .observation import _layout, features, legal_action_texts, legal_mask, seat_text
 from .rules import GOOD_ROLES, AvalonConfig
 
-__all__ = ["raw_env", "env", "parallel_env", "VARIANTS", "RENDER_VIEWS"]
+__all__ = ["raw_env", "env", "turn_based_parallel_env", "VARIANTS", "RENDER_VIEWS"]
 
 VARIANTS = ("discrete", "text")
 RENDER_VIEWS = ("public", "omniscient")
@@ -304,7 +305,7 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(e)
 
 
-def parallel_env(**kwargs: Any):
+def turn_based_parallel_env(**kwargs: Any):
     """Turn-based parallel view: every live seat submits an action, only the acting seat's is used.
     Seats that are not acting have an all-zero mask (sample() then gives NOOP, code 0)."""
     return turn_based_aec_to_parallel(raw_env(**kwargs))

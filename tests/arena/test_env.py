@@ -37,13 +37,54 @@ def test_seed(variant):
     seed_test(lambda: avalon_v0.env(num_players=6, variant=variant), num_cycles=300)
 
 
+@pytest.mark.parametrize("variant", ["discrete", "text"])
 @pytest.mark.parametrize("num_players", [5, 10])
-def test_parallel_api(num_players):
-    parallel_api_test(avalon_v0.parallel_env(num_players=num_players), num_cycles=300)
+def test_parallel_api(num_players, variant):
+    parallel_api_test(avalon_v0.parallel_env(num_players=num_players, variant=variant), num_cycles=300)
+    parallel_api_test(
+        avalon_v0.turn_based_parallel_env(num_players=num_players, variant=variant), num_cycles=300
+    )
 
 
-def test_parallel_seed():
-    parallel_seed_test(lambda: avalon_v0.parallel_env(num_players=5), num_cycles=300)
+@pytest.mark.parametrize("variant", ["discrete", "text"])
+def test_parallel_seed(variant):
+    parallel_seed_test(lambda: avalon_v0.parallel_env(num_players=7, variant=variant), num_cycles=300)
+    parallel_seed_test(lambda: avalon_v0.turn_based_parallel_env(num_players=5), num_cycles=300)
+
+
+def test_parallel_votes_and_cards_are_simultaneous():
+    e = avalon_v0.parallel_env(num_players=5, discussion_rounds=0)
+    roles = ["merlin", "servant", "assassin", "servant", "minion"]
+    obs, infos = e.reset(seed=0, options={"roles": roles, "leader": 0})
+    c = e.codec
+    assert [i["acting"] for i in infos.values()] == [True, False, False, False, False]
+    assert obs["player_1"]["action_mask"][0] == 1 and obs["player_1"]["action_mask"].sum() == 1
+    obs, *_ = e.step({"player_0": c.team_code([2, 4])})
+    assert all(o["action_mask"][[c.APPROVE, c.REJECT]].tolist() == [1, 1] for o in obs.values())
+    votes = {a: c.APPROVE for a in e.agents}
+    votes["player_3"] = "not a code"  # an invalid vote is replaced by the fallback (reject) and counted
+    obs, _, _, _, infos = e.step(votes)
+    assert infos["player_3"]["fallback_actions"] == 1 and "fallback" in infos["player_3"]["error"]
+    assert e.game.proposals[-1][3] == (True, True, True, False, True)
+    assert e.game.phase == "quest" and set(e.game.pending()) == {2, 4}
+    assert obs["player_2"]["action_mask"][c.FAIL] == 1 and obs["player_0"]["action_mask"][0] == 1
+    e.step({"player_2": c.FAIL, "player_4": c.FAIL, "player_0": 0})
+    assert e.game.quests[-1] == ((2, 4), 2, False)
+
+
+def test_parallel_full_games_end_with_team_rewards():
+    e = avalon_v0.parallel_env(num_players=8)
+    rng = np.random.default_rng(0)
+    for seed in range(10):
+        obs, _ = e.reset(seed=seed)
+        total = {a: 0.0 for a in e.possible_agents}
+        while e.agents:
+            acts = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) for a, o in obs.items()}
+            obs, rew, term, trunc, infos = e.step(acts)
+            for a, r in rew.items():
+                total[a] += r
+        assert sorted(total.values()) in ([-1.0] * 3 + [1.0] * 5, [-1.0] * 5 + [1.0] * 3)
+        assert sum(i["fallback_actions"] for i in infos.values()) == 0
 
 
 def test_render():

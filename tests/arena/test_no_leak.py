@@ -12,9 +12,10 @@ import pytest
 
 from arena.avalon import AvalonConfig, AvalonGame
 from arena.avalon.env import raw_env
-from arena.avalon.rules import EVIL_ROLES, GOOD_ROLES, SETUP
+from arena.avalon.rules import EVIL_ROLES, GOOD_ROLES, ROLES, SETUP
 
 OPTIONAL = ("percival", "morgana", "mordred", "oberon")
+WATCHED_ROLES: set[str] = set()  # roles of the seats whose views were compared
 
 
 def _config(rng: np.random.Generator) -> AvalonConfig:
@@ -59,6 +60,7 @@ def _twin_compare(cfg, roles_a, roles_b, leader, actions_a, actions_b, watchers,
     ea.reset(seed=0, options={"roles": roles_a, "leader": leader})
     eb.reset(seed=0, options={"roles": roles_b, "leader": leader})
     compared = 0
+    WATCHED_ROLES.update(roles_a[p] for p in watchers)
     for i in range(len(actions_a) + 1):
         if stop_at is not None and i >= stop_at:
             break
@@ -172,6 +174,7 @@ def _run(cases: int, offset: int = 0) -> None:
         totals[1] += _card_swap_case(s)
         totals[2] += _vote_flip_case(s)
     assert all(t > 0 for t in totals), f"some twin kinds were never exercised: {totals}"
+    assert WATCHED_ROLES == set(ROLES), f"roles never watched: {set(ROLES) - WATCHED_ROLES}"
 
 
 def test_no_leak_fast():

@@ -21,7 +21,7 @@ Official rules (The Resistance: Avalon rulebook):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -102,7 +102,6 @@ class AvalonConfig:
     discussion_rounds: int = 1
     max_message_chars: int = 400
     max_retries: int = 2
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_players, int) or self.num_players not in SETUP:
@@ -166,7 +165,6 @@ class AvalonConfig:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["special_roles"] = list(self.special_roles)
-        data.pop("extra")
         return data
 
     @classmethod

@@ -198,3 +198,18 @@ def test_bad_config_values_are_named():
     ]:
         with pytest.raises(ValueError, match=bad):
             AvalonConfig(**kwargs)
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_deal_is_uniform_over_seats(n):
+    cfg = AvalonConfig(n, special_roles=("merlin", "assassin", "percival", "morgana"))
+    rng = np.random.default_rng(123)
+    games = 4000
+    merlin, leader = np.zeros(n), np.zeros(n)
+    for _ in range(games):
+        g = AvalonGame.deal(cfg, rng)
+        merlin[g.roles.index("merlin")] += 1
+        leader[g.leader] += 1
+    expected = games / n
+    tol = 4 * np.sqrt(expected * (1 - 1 / n))  # four standard deviations
+    assert np.all(np.abs(merlin - expected) < tol) and np.all(np.abs(leader - expected) < tol)

@@ -55,3 +55,19 @@ def test_bad_arguments_give_clear_errors(capsys):
     assert "num_players" in capsys.readouterr().err
     assert arena_main(["play", "--seats", "wizard"]) == 2
     assert "'wizard'" in capsys.readouterr().err
+
+
+def test_view_serves_a_saved_game_and_tournament_record(tmp_path, capsys):
+    game = tmp_path / "g.json"
+    assert arena_main(["play", "--seed", "1", "--save", str(game)]) == 0
+    capsys.readouterr()
+    assert arena_main(["view", "--game", str(game), "--port", "0", "--serve-seconds", "0.2"]) == 0
+    assert "Avalon viewer at http://127.0.0.1:" in capsys.readouterr().out
+    res = tmp_path / "t.jsonl"
+    assert arena_main(["tournament", "--entrants", "rule", "--games", "2", "--out", str(res), "--save-records"]) == 0
+    assert arena_main(["view", "--results", str(res), "--index", "1", "--port", "0", "--serve-seconds", "0.2"]) == 0
+    res2 = tmp_path / "t2.jsonl"
+    assert arena_main(["tournament", "--entrants", "rule", "--games", "1", "--out", str(res2)]) == 0
+    assert arena_main(["view", "--results", str(res2), "--port", "0", "--serve-seconds", "0.1"]) == 2
+    assert "--save-records" in capsys.readouterr().err
+    assert arena_main(["view", "--live", "--delay", "0", "--port", "0", "--serve-seconds", "0.3"]) == 0

@@ -157,23 +157,32 @@ def read_jsonl(path: str | Path, kind: type = Trajectory) -> Iterator[Any]:
 
 def record_episode(env: Any, policy: Callable[[str, dict[str, Any]], str], *,
                    seed: int | None = None, options: dict[str, Any] | None = None,
-                   max_steps: int = 1000) -> Trajectory:
+                   max_steps: int = 1000, task: Task | None = None) -> Trajectory:
     """Play ``policy(observation, info) -> action`` in ``env`` for one episode.
 
-    The environment's final ``info`` supplies ``success`` and ``score``; each step keeps the
-    ``info`` it returned, so wrapper keys (``attribution``, ``experience``, ...) travel along.
+    The policy ends the episode early by raising ``StopIteration`` (a replayed action list that
+    runs out, say). The environment's final ``info`` supplies ``success`` and ``score``; each step
+    keeps the ``info`` it returned, so wrapper keys (``attribution``, ``experience``, ...) travel
+    along; ``metadata["final_observation"]`` is the last observation. ``task`` is recorded as the
+    episode's task when given (else the env's ``info["task"]``).
     """
     obs, info = env.reset(seed=seed, options=options)
-    task = Task.from_dict(info["task"]) if "task" in info else Task("unknown", "unknown", "")
-    traj = Trajectory(task=task, metadata={"reset_info": _jsonable({k: v for k, v in info.items() if k != "task"})})
+    if task is None:
+        task = Task.from_dict(info["task"]) if "task" in info else Task("unknown", "unknown", "")
+    reset_info = _jsonable({k: v for k, v in info.items() if k != "task"})
+    traj = Trajectory(task=task, metadata={"reset_info": reset_info})
     for _ in range(max_steps):
-        action = policy(obs, info)
+        try:
+            action = policy(obs, info)
+        except StopIteration:
+            break
         next_obs, reward, terminated, truncated, info = env.step(action)
         traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info=info))
         obs = next_obs
         if terminated or truncated:
             traj.terminated, traj.truncated = bool(terminated), bool(truncated)
             break
+    traj.metadata["final_observation"] = obs
     traj.success = bool(info.get("success", False))
     traj.score = float(info.get("score", traj.total_reward))
     return traj

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from evolver_gym.core import Step, Task, Trajectory, derive_seed, make_rng
+from evolver_gym.core import Task, Trajectory, derive_seed, make_rng, record_episode
 from evolver_gym.core.llm import ChatClient, LLMError
 
 from .prompts import explorer_messages
@@ -212,22 +212,19 @@ class Explorer:
     def explore_one(self, task: Task, seed: int) -> Trajectory:
         """One exploration episode from ``task``'s start state (its reference is never passed on)."""
         public = Task.from_dict(task.public())
-        obs, info = self.env.reset(seed=task.seed, options={"task": public})
         self.policy.reset(public, make_rng(seed))
-        traj = Trajectory(task=public, metadata={"explore_seed": seed})
-        for _ in range(self.max_steps):
+        failure: list[str] = []
+
+        def act(observation: str, info: dict[str, Any]) -> str:
             try:
-                action = self.policy(obs, info)
+                return self.policy(observation, info)
             except LLMError as exc:  # the explorer model failed for good: keep the steps so far
-                traj.metadata["error"] = f"explorer llm error ({exc.kind})"
-                break
-            next_obs, reward, terminated, truncated, info = self.env.step(action)
-            traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info=info))
-            obs = next_obs
-            if terminated or truncated:
-                traj.terminated, traj.truncated = bool(terminated), bool(truncated)
-                break
-        traj.metadata["final_observation"] = obs
-        traj.success = bool(info.get("success", False))
-        traj.score = float(info.get("score", traj.total_reward))
+                failure.append(f"explorer llm error ({exc.kind})")
+                raise StopIteration from exc
+
+        traj = record_episode(self.env, act, seed=task.seed, options={"task": public},
+                              max_steps=self.max_steps, task=public)
+        traj.metadata["explore_seed"] = seed
+        if failure:
+            traj.metadata["error"] = failure[0]
         return traj

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from evolver_gym.core import Step, Task, Trajectory, make_rng
+from evolver_gym.core import Task, Trajectory, make_rng, record_episode
 from evolver_gym.core.llm import LLMError
 
 from .judge import ReferenceJudge, needs_judge
@@ -162,19 +162,9 @@ class LeakageGuard:
 def replay(env: Any, task: Task, actions: Sequence[str], *, max_steps: int | None = None) -> Trajectory:
     """Reset ``env`` on ``task`` (from its seed, reference withheld) and play ``actions`` in order."""
     public = Task.from_dict(task.public())
-    obs, info = env.reset(seed=task.seed, options={"task": public})
-    traj = Trajectory(task=public)
-    for action in list(actions)[: max_steps or len(actions)]:
-        next_obs, reward, terminated, truncated, info = env.step(action)
-        traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info=info))
-        obs = next_obs
-        if terminated or truncated:
-            traj.terminated, traj.truncated = bool(terminated), bool(truncated)
-            break
-    traj.metadata["final_observation"] = obs
-    traj.success = bool(info.get("success", False))
-    traj.score = float(info.get("score", traj.total_reward))
-    return traj
+    remaining = iter(list(actions)[: max_steps or len(actions)])
+    return record_episode(env, lambda obs, info: next(remaining), seed=public.seed,
+                          options={"task": public}, max_steps=len(actions) + 1, task=public)
 
 
 class Feasibility:
@@ -252,22 +242,15 @@ class DifficultyEstimate:
         out = []
         for i in range(self.k):
             policy = self.policy_factory(public, make_rng(self.seed, "difficulty", task.task_id, i))
-            obs, info = self.env.reset(seed=task.seed, options={"task": public})
-            traj = Trajectory(task=public)
-            for _ in range(self.max_steps):
-                action = policy(obs, info)
-                next_obs, reward, terminated, truncated, info = self.env.step(action)
-                traj.steps.append(Step(obs, action, float(reward), info))
-                obs = next_obs
-                if terminated or truncated:
-                    break
+            traj = record_episode(self.env, policy, seed=task.seed, options={"task": public},
+                                  max_steps=self.max_steps, task=public)
             if needs_judge(task):
                 try:
                     out.append(float(self.judge.score(task, traj).success))
                 except LLMError:
                     return None
             else:
-                out.append(float(bool(info.get("success", False))))
+                out.append(float(traj.success))
         return out
 
     def check(self, candidates: Sequence[Candidate]) -> list[str | None]:

@@ -60,6 +60,9 @@ class WebShopEnv(gym.Env[str, str]):
     at the end ``success`` (reward == 1), ``score`` (the reward) and ``evaluation`` (the breakdown,
     with ``purchased``).
 
+    Vector envs: ``gym.vector.SyncVectorEnv`` works as is; ``AsyncVectorEnv`` needs
+    ``shared_memory=False`` (text observations cannot live in shared numpy buffers).
+
     Example:
         >>> import gymnasium as gym, evolver_gym
         >>> env = gym.make("evolver/WebShop-v0", num_products=200)

@@ -75,12 +75,16 @@ def run_size(num_products: int, episodes: int, queries: int) -> dict:
                 break
     elapsed = time.perf_counter() - s
     return {
-        "num_products": num_products, "goals": len(goals),
+        "num_products": num_products,
+        "goals": len(goals),
         "catalog_build_s": round(world.build_seconds["catalog"], 2),
-        "index_build_s": round(world.build_seconds["index"], 2), "rss_after_build_mb": round(rss_after_build, 1),
+        "index_build_s": round(world.build_seconds["index"], 2),
+        "rss_after_build_mb": round(rss_after_build, 1),
         "search_p50_ms": round(statistics.median(latencies), 3),
         "search_p99_ms": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
-        "steps": steps, "search_share": round(searches / steps, 3), "steps_per_s": round(steps / elapsed, 1),
+        "steps": steps,
+        "search_share": round(searches / steps, 3),
+        "steps_per_s": round(steps / elapsed, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
@@ -98,17 +102,39 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for size in (int(x) for x in args.sizes.split(",")):
         # One core: numeric libraries must not spread the work over threads.
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "NUMBA_NUM_THREADS": "1"}
-        cmd = [sys.executable, __file__, "--child", str(size), "--episodes", str(args.episodes),
-               "--queries", str(args.queries)]
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "NUMBA_NUM_THREADS": "1",
+        }
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(size),
+            "--episodes",
+            str(args.episodes),
+            "--queries",
+            str(args.queries),
+        ]
         if hasattr(os, "sched_setaffinity"):
             cmd = ["taskset", "-c", str(min(os.sched_getaffinity(0))), *cmd] if _has_taskset() else cmd
         out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
-    header = ("num_products", "goals", "catalog_build_s", "index_build_s", "search_p50_ms", "search_p99_ms",
-              "steps_per_s", "search_share", "peak_rss_mb")
+    header = (
+        "num_products",
+        "goals",
+        "catalog_build_s",
+        "index_build_s",
+        "search_p50_ms",
+        "search_p99_ms",
+        "steps_per_s",
+        "search_share",
+        "peak_rss_mb",
+    )
     print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for r in rows:
         print("| " + " | ".join(str(r[h]) for h in header) + " |")

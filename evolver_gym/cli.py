@@ -56,8 +56,11 @@ def play_policies(env: Any, tasks: list[Any], *, progress: bool = True) -> dict[
             traj = record_episode(env, act, options={"task": task}, max_steps=10_000)
             scores.append(traj.score)
             wins += int(traj.success)
-        results[name] = {"success_rate": wins / len(tasks), "mean_score": 100.0 * sum(scores) / len(scores),
-                         "n": len(tasks)}
+        results[name] = {
+            "success_rate": wins / len(tasks),
+            "mean_score": 100.0 * sum(scores) / len(scores),
+            "n": len(tasks),
+        }
     return results
 
 
@@ -79,7 +82,10 @@ def play_main(argv: list[str] | None = None) -> int:
         return 2
     unwrapped = env.unwrapped
     if not hasattr(unwrapped, "oracle") or args.env != "evolver/WebShop-v0":
-        print(f"evolver play: only evolver/WebShop-v0 has a rule baseline here, got {args.env!r}", file=sys.stderr)
+        print(
+            f"evolver play: only evolver/WebShop-v0 has a rule baseline here, got {args.env!r}",
+            file=sys.stderr,
+        )
         return 2
     try:
         tasks = unwrapped.tasks(args.split)[: args.n]

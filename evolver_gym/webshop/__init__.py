@@ -16,5 +16,19 @@ from .reward import NounTagger, get_reward
 from .search import SearchEngine
 from .world import get_world
 
-__all__ = ["Catalog", "ENV_ID", "NounTagger", "RawData", "SearchEngine", "WebShopEnv", "generate_raw",
-           "get_reward", "get_world", "load_catalog", "oracle_actions", "rule_baseline", "tokenize", "write_raw"]
+__all__ = [
+    "Catalog",
+    "ENV_ID",
+    "NounTagger",
+    "RawData",
+    "SearchEngine",
+    "WebShopEnv",
+    "generate_raw",
+    "get_reward",
+    "get_world",
+    "load_catalog",
+    "oracle_actions",
+    "rule_baseline",
+    "tokenize",
+    "write_raw",
+]

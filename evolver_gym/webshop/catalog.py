@@ -31,10 +31,12 @@ _REAL_NAMES = {
 }
 _WORD = re.compile(r"\w+|[^\w\s]")
 # Strings the pages show besides catalog text, so a word-level vocabulary covers every observation.
-UI_TEXT = ("WebShop [SEP] Instruction: Search Back to Search Page (Total results: ) Next > < Prev "
-           "Price: $ to Rating: N.A. Description Features Reviews Attributes Buy Now Thank you for "
-           "shopping with us! Your score (min 0.0, max 1.0) Purchased asin options Invalid action: "
-           "search click and price lower than dollars with 0 1 2 3 4 5 6 7 8 9 . , ' \" { } [ ] :")
+UI_TEXT = (
+    "WebShop [SEP] Instruction: Search Back to Search Page (Total results: ) Next > < Prev "
+    "Price: $ to Rating: N.A. Description Features Reviews Attributes Buy Now Thank you for "
+    "shopping with us! Your score (min 0.0, max 1.0) Purchased asin options Invalid action: "
+    "search click and price lower than dollars with 0 1 2 3 4 5 6 7 8 9 . , ' \" { } [ ] :"
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -45,8 +47,11 @@ def tokenize(text: str) -> list[str]:
 def _parse_pricing(pricing: Any) -> tuple[list[float], str]:
     if not pricing:
         return [100.0], "$100.0"
-    values = [float(Decimal(re.sub(r"[^\d.]", "", part))) for part in str(pricing).split("$")[1:]
-              if re.sub(r"[^\d.]", "", part)]
+    values = [
+        float(Decimal(re.sub(r"[^\d.]", "", part)))
+        for part in str(pricing).split("$")[1:]
+        if re.sub(r"[^\d.]", "", part)
+    ]
     if not values:
         return [100.0], "$100.0"
     if len(values) == 1:
@@ -54,8 +59,9 @@ def _parse_pricing(pricing: Any) -> tuple[list[float], str]:
     return values[:2], f"${values[0]} to ${values[1]}"
 
 
-def load_products(raw: RawData, *, human_goals: bool = True, num_products: int | None = None
-                  ) -> list[dict[str, Any]]:
+def load_products(
+    raw: RawData, *, human_goals: bool = True, num_products: int | None = None
+) -> list[dict[str, Any]]:
     """Products with WebShop's derived fields, ASINs that are "nan", longer than 10 or repeated dropped."""
     source = raw.products if num_products is None else raw.products[:num_products]
     seen: set[str] = set()
@@ -80,12 +86,20 @@ def load_products(raw: RawData, *, human_goals: bool = True, num_products: int |
             options[name.lower()] = values
         record = raw.attributes.get(asin, {})
         product = {
-            "asin": asin, "name": p["name"], "category": p["category"],
-            "query": p["query"].lower().strip(), "product_category": p["product_category"],
-            "Title": p["name"], "Description": p.get("full_description") or "",
+            "asin": asin,
+            "name": p["name"],
+            "category": p["category"],
+            "query": p["query"].lower().strip(),
+            "product_category": p["product_category"],
+            "Title": p["name"],
+            "Description": p.get("full_description") or "",
             "BulletPoints": bullets if isinstance(bullets, list) else [bullets],
-            "Reviews": [], "Rating": "N.A.", "pricing": pricing, "Price": price_tag,
-            "options": options, "option_to_image": option_to_image,
+            "Reviews": [],
+            "Rating": "N.A.",
+            "pricing": pricing,
+            "Price": price_tag,
+            "options": options,
+            "option_to_image": option_to_image,
             "Attributes": record["attributes"] if "attributes" in record else ["DUMMY_ATTR"],
             "MainImage": (p.get("images") or [None])[0],
         }
@@ -122,8 +136,15 @@ class Catalog:
         generated: Whether the data came from the generator (titles are then tagged by its lexicon).
     """
 
-    def __init__(self, raw: RawData, *, seed: int = 0, goals: str = "human", num_products: int | None = None,
-                 generated: bool = True):
+    def __init__(
+        self,
+        raw: RawData,
+        *,
+        seed: int = 0,
+        goals: str = "human",
+        num_products: int | None = None,
+        generated: bool = True,
+    ):
         if goals not in {"human", "synthetic"}:
             raise ValueError(f"goals must be 'human' or 'synthetic', got {goals!r}")
         self.seed, self.goal_kind, self.generated = int(seed), goals, generated
@@ -133,7 +154,9 @@ class Catalog:
         if goals == "human":
             self.goals = human_goals(self.products, self.prices, seed=self.seed)
         else:
-            self.goals = synthetic_goals(self.products, self.prices, seed=self.seed, drop_unreachable=generated)
+            self.goals = synthetic_goals(
+                self.products, self.prices, seed=self.seed, drop_unreachable=generated
+            )
         self.splits = split_goals(self.goals)
 
     def _sample_price(self, product: dict[str, Any]) -> float:
@@ -158,8 +181,21 @@ class Catalog:
         page furniture, sorted: enough to build a word-level tokenizer for this catalog."""
         words: set[str] = set(tokenize(UI_TEXT))
         for p in self.products:
-            words.update(tokenize(" ".join((p["asin"], p["Title"], p["Description"], p["Price"], p["Rating"],
-                                            " ".join(p["BulletPoints"]), " ".join(p["Attributes"])))))
+            words.update(
+                tokenize(
+                    " ".join(
+                        (
+                            p["asin"],
+                            p["Title"],
+                            p["Description"],
+                            p["Price"],
+                            p["Rating"],
+                            " ".join(p["BulletPoints"]),
+                            " ".join(p["Attributes"]),
+                        )
+                    )
+                )
+            )
             for name, values in p["options"].items():
                 words.update(tokenize(name + " " + " ".join(values)))
         for g in self.goals:
@@ -167,8 +203,9 @@ class Catalog:
         return sorted(words)
 
 
-def load_catalog(*, num_products: int = 1000, seed: int = 0, goals: str = "human",
-                 data_dir: str | Path | None = None) -> Catalog:
+def load_catalog(
+    *, num_products: int = 1000, seed: int = 0, goals: str = "human", data_dir: str | Path | None = None
+) -> Catalog:
     """A generated catalog, or the real files in ``data_dir`` (then ``num_products`` slices them)."""
     if data_dir is not None:
         return Catalog(read_raw(data_dir), seed=seed, goals=goals, num_products=num_products, generated=False)

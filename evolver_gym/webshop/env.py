@@ -77,10 +77,20 @@ class WebShopEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"]}
 
-    def __init__(self, num_products: int = 1000, seed: int = 0, max_steps: int = 15,
-                 observation_mode: str = "text", goals: str = "human", data_dir: str | None = None,
-                 split: str = "train", index_dir: str | None = None, noun_tagger: str = "auto",
-                 invalid_action_feedback: bool = True, render_mode: str | None = None):
+    def __init__(
+        self,
+        num_products: int = 1000,
+        seed: int = 0,
+        max_steps: int = 15,
+        observation_mode: str = "text",
+        goals: str = "human",
+        data_dir: str | None = None,
+        split: str = "train",
+        index_dir: str | None = None,
+        noun_tagger: str = "auto",
+        invalid_action_feedback: bool = True,
+        render_mode: str | None = None,
+    ):
         if not isinstance(num_products, int) or num_products < 1:
             raise ValueError(f"num_products must be a positive int, got {num_products!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -93,16 +103,30 @@ class WebShopEnv(gym.Env[str, str]):
             raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.world: World = get_world(num_products=num_products, seed=int(seed), goals=goals, data_dir=data_dir,
-                                      index_dir=index_dir, noun_tagger=noun_tagger)
+        self.world: World = get_world(
+            num_products=num_products,
+            seed=int(seed),
+            goals=goals,
+            data_dir=data_dir,
+            index_dir=index_dir,
+            noun_tagger=noun_tagger,
+        )
         self.catalog = self.world.catalog
         self.catalog_seed, self.max_steps, self.observation_mode = int(seed), max_steps, observation_mode
-        self.default_split, self.invalid_action_feedback, self.render_mode = split, invalid_action_feedback, render_mode
+        self.default_split, self.invalid_action_feedback, self.render_mode = (
+            split,
+            invalid_action_feedback,
+            render_mode,
+        )
         queries = sorted({p["query"] for p in self.catalog.products})[:16]
-        examples = tuple(f"search[{q}]" for q in queries if "[" not in q and "]" not in q) or ("search[shoes]",)
+        examples = tuple(f"search[{q}]" for q in queries if "[" not in q and "]" not in q) or (
+            "search[shoes]",
+        )
         self.action_space = UnicodeText(max_length=4096, examples=examples)
         self.observation_space = UnicodeText(max_length=1_000_000)
-        self._tasks: dict[str, list[Task | None]] = {s: [None] * len(g) for s, g in self.catalog.splits.items()}
+        self._tasks: dict[str, list[Task | None]] = {
+            s: [None] * len(g) for s, g in self.catalog.splits.items()
+        }
         self._task: Task | None = None
         self._state = PageState()
         self._steps = 0
@@ -122,10 +146,18 @@ class WebShopEnv(gym.Env[str, str]):
                     reference = oracle_actions(self.world, goal, goal["instruction_text"])
                 except LookupError:  # never seen on generated catalogs; real data may hold such goals
                     reference = []
-            task = Task(task_id=f"webshop/{split}/{index}", env_id=ENV_ID, instruction=goal["instruction_text"],
-                        split=split, seed=self.catalog_seed, origin="seed", goal=dict(goal), reference=reference,
-                        difficulty=len(goal["attributes"]) + len(goal["goal_options"]),
-                        metadata={"goals": self.catalog.goal_kind, "num_products": len(self.catalog)})
+            task = Task(
+                task_id=f"webshop/{split}/{index}",
+                env_id=ENV_ID,
+                instruction=goal["instruction_text"],
+                split=split,
+                seed=self.catalog_seed,
+                origin="seed",
+                goal=dict(goal),
+                reference=reference,
+                difficulty=len(goal["attributes"]) + len(goal["goal_options"]),
+                metadata={"goals": self.catalog.goal_kind, "num_products": len(self.catalog)},
+            )
             self._tasks[split][index] = task
         return task
 
@@ -137,12 +169,16 @@ class WebShopEnv(gym.Env[str, str]):
 
     def _resolve(self, options: dict[str, Any]) -> Task:
         if options.get("task") is not None:
-            task = Task.from_dict(options["task"] if isinstance(options["task"], Task) else dict(options["task"]))
+            task = Task.from_dict(
+                options["task"] if isinstance(options["task"], Task) else dict(options["task"])
+            )
             missing = [k for k in _GOAL_KEYS if k not in task.goal]
             if missing:
                 raise ValueError(f"WebShop task {task.task_id!r} goal lacks {missing}")
             if task.goal["asin"] not in self.catalog.by_asin:
-                raise ValueError(f"WebShop task {task.task_id!r} names asin {task.goal['asin']!r} not in the catalog")
+                raise ValueError(
+                    f"WebShop task {task.task_id!r} names asin {task.goal['asin']!r} not in the catalog"
+                )
             return task
         if options.get("task_id") is not None:
             match = re.fullmatch(r"webshop/(train|dev|test)/(\d+)", str(options["task_id"]))
@@ -163,7 +199,9 @@ class WebShopEnv(gym.Env[str, str]):
         return self._make_task(split, index)
 
     # -- gym API -------------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._task = self._resolve(dict(options or {}))
         self._state = PageState()
@@ -176,8 +214,13 @@ class WebShopEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._task is None:
-            return "Call reset() before step().", 0.0, True, False, {
-                "action_valid": False, "error": "the environment has not been reset", "step": 0}
+            return (
+                "Call reset() before step().",
+                0.0,
+                True,
+                False,
+                {"action_valid": False, "error": "the environment has not been reset", "step": 0},
+            )
         if self._done:
             info = self._info(False, error="the episode has ended; call reset()")
             return self._obs, 0.0, True, False, info
@@ -202,7 +245,11 @@ class WebShopEnv(gym.Env[str, str]):
     def _apply(self, action: Any) -> tuple[str | None, float, bool]:
         """Apply one action; returns (error or None, reward, terminated). Never raises."""
         if not isinstance(action, str):
-            return f"an action is a string like search[...] or click[...], got {type(action).__name__}", 0.0, False
+            return (
+                f"an action is a string like search[...] or click[...], got {type(action).__name__}",
+                0.0,
+                False,
+            )
         match = _ACTION.fullmatch(action)
         if match is None:
             return f"{_clip(action)} is not search[<keywords>] or click[<button>]", 0.0, False
@@ -234,8 +281,11 @@ class WebShopEnv(gym.Env[str, str]):
                 state.page, state.sub_page = "item", None
         elif arg == "buy now":
             reward, evaluation = self.world.reward(self._task.goal, state.asin, state.options)
-            evaluation["purchased"] = {"asin": state.asin, "options": dict(state.options),
-                                       "price": self.catalog.prices[state.asin]}
+            evaluation["purchased"] = {
+                "asin": state.asin,
+                "options": dict(state.options),
+                "price": self.catalog.prices[state.asin],
+            }
             self._evaluation = evaluation
             state.page, state.reward = "done", reward
             return None, reward, True
@@ -253,8 +303,9 @@ class WebShopEnv(gym.Env[str, str]):
         return None, 0.0, False
 
     def _render(self) -> str:
-        return render(self._state, self._task.instruction, self.catalog.by_asin, self.observation_mode,
-                      self._session)
+        return render(
+            self._state, self._task.instruction, self.catalog.by_asin, self.observation_mode, self._session
+        )
 
     def _progress(self) -> float:
         state, goal = self._state, self._task.goal
@@ -275,10 +326,14 @@ class WebShopEnv(gym.Env[str, str]):
     def _info(self, valid: bool, error: str | None = None) -> dict[str, Any]:
         done = self._state.page == "done"
         info = {
-            "task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
+            "task": self._task.public(),
+            "instruction": self._task.instruction,
+            "step": self._steps,
             "action_valid": valid,
-            "available_actions": {"has_search_bar": self._state.page == "search",
-                                  "clickables": [] if done else clickables(self._state, self.catalog.by_asin)},
+            "available_actions": {
+                "has_search_bar": self._state.page == "search",
+                "clickables": [] if done else clickables(self._state, self.catalog.by_asin),
+            },
             "progress": self._progress(),
         }
         if error is not None:
@@ -287,7 +342,11 @@ class WebShopEnv(gym.Env[str, str]):
 
     def _outcome(self, reward: float | None) -> dict[str, Any]:
         if reward is None:
-            return {"success": False, "score": 0.0, "evaluation": {"purchased": None, "reason": "step limit reached"}}
+            return {
+                "success": False,
+                "score": 0.0,
+                "evaluation": {"purchased": None, "reason": "step limit reached"},
+            }
         return {"success": reward == 1.0, "score": float(reward), "evaluation": dict(self._evaluation)}
 
     # -- methods for wrappers and trainers -----------------------------------------------------
@@ -302,8 +361,15 @@ class WebShopEnv(gym.Env[str, str]):
         attributes: dict[str, int] = {}
         options: dict[str, set[str]] = {}
         for p in self.catalog.products:
-            entry = types.setdefault(p["query"], {"query": p["query"], "category": p["category"],
-                                                  "product_category": p["product_category"], "count": 0})
+            entry = types.setdefault(
+                p["query"],
+                {
+                    "query": p["query"],
+                    "category": p["category"],
+                    "product_category": p["product_category"],
+                    "count": 0,
+                },
+            )
             entry["count"] += 1
             for a in p["Attributes"]:
                 attributes[a] = attributes.get(a, 0) + 1
@@ -311,15 +377,17 @@ class WebShopEnv(gym.Env[str, str]):
                 options.setdefault(name, set()).update(values)
         return {
             "env_id": ENV_ID,
-            "entities": {"categories": sorted({p["category"] for p in self.catalog.products}),
-                         "product_types": sorted(types.values(), key=lambda t: t["query"]),
-                         "num_products": len(self.catalog)},
+            "entities": {
+                "categories": sorted({p["category"] for p in self.catalog.products}),
+                "product_types": sorted(types.values(), key=lambda t: t["query"]),
+                "num_products": len(self.catalog),
+            },
             "attributes": sorted(attributes, key=lambda a: (-attributes[a], a)),
             "options": {k: sorted(v) for k, v in sorted(options.items())},
             "operations": {
-                "search[<keywords>]": "search the catalog (any page); shows the top 50 results, 10 per page",
+                "search[<keywords>]": "search the catalog (any page); top 50 results, 10 per page",
                 "click[<asin>]": "open a product from the results page",
-                "click[next >] / click[< prev]": "page through results; < prev also leaves item and sub-pages",
+                "click[next >] / click[< prev]": "page results; < prev also leaves item and sub-pages",
                 "click[<option value>]": "choose an option value on the item page",
                 "click[description|features|reviews]": "open an item sub-page",
                 "click[back to search]": "return to the search page",
@@ -340,7 +408,9 @@ class WebShopEnv(gym.Env[str, str]):
             return None
         asin, chosen = purchased["asin"], dict(purchased.get("options") or {})
         product = self.catalog.by_asin[asin]
-        rng = make_random(self.catalog_seed, "hindsight", trajectory.task.task_id, asin, sorted(chosen.items()))
+        rng = make_random(
+            self.catalog_seed, "hindsight", trajectory.task.task_id, asin, sorted(chosen.items())
+        )
         pool = [a for a in product["Attributes"] if a != "DUMMY_ATTR"]
         attrs = rng.sample(pool, min(len(pool), rng.randint(1, 2))) if pool else []
         if not attrs:
@@ -350,10 +420,24 @@ class WebShopEnv(gym.Env[str, str]):
         text = f"i am looking for {' and '.join(attrs)} {thing}"
         if chosen:
             text += " with " + ", and ".join(f"{k}: {v}" for k, v in chosen.items())
-        goal = {"asin": asin, "category": product["category"], "query": product["query"], "name": product["name"],
-                "product_category": product["product_category"], "instruction_text": text + price_text,
-                "attributes": attrs, "price_upper": upper, "goal_options": list(chosen.values()), "weight": 1}
+        goal = {
+            "asin": asin,
+            "category": product["category"],
+            "query": product["query"],
+            "name": product["name"],
+            "product_category": product["product_category"],
+            "instruction_text": text + price_text,
+            "attributes": attrs,
+            "price_upper": upper,
+            "goal_options": list(chosen.values()),
+            "weight": 1,
+        }
         reference = oracle_actions(self.world, goal, goal["instruction_text"])
         parent = trajectory.task
-        return parent.derive(instruction=goal["instruction_text"], goal=goal, reference=reference,
-                             proposer="hindsight", metadata={"source": "hindsight", "purchased": purchased})
+        return parent.derive(
+            instruction=goal["instruction_text"],
+            goal=goal,
+            reference=reference,
+            proposer="hindsight",
+            metadata={"source": "hindsight", "purchased": purchased},
+        )

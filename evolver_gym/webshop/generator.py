@@ -27,19 +27,44 @@ from .reward import get_attribute_reward
 
 __all__ = ["RawData", "generate_raw", "write_raw", "FILE_NAMES", "option_value"]
 
-FILE_NAMES = {"products": "items_shuffle.json", "attributes": "items_ins_v2.json",
-              "human": "items_human_ins.json"}
+FILE_NAMES = {
+    "products": "items_shuffle.json",
+    "attributes": "items_ins_v2.json",
+    "human": "items_human_ins.json",
+}
 
 # Option dimension in the lexicon -> option name on the product page (WebShop's raw names).
-_OPTION_NAMES = {"color": "Color", "scent": "Scent", "flavor": "Flavor Name", "coffee_flavor": "Flavor Name",
-                 "tp_flavor": "Flavor Name", "count": "Item Package Quantity", "style": "Style",
-                 "phone_model": "Style", "tablet_model": "Style", "material": "Material"}
-_SECOND_DIM = {"beauty": "count", "electronics": "style", "fashion": "material", "grocery": "count",
-               "garden": "material"}
+_OPTION_NAMES = {
+    "color": "Color",
+    "scent": "Scent",
+    "flavor": "Flavor Name",
+    "coffee_flavor": "Flavor Name",
+    "tp_flavor": "Flavor Name",
+    "count": "Item Package Quantity",
+    "style": "Style",
+    "phone_model": "Style",
+    "tablet_model": "Style",
+    "material": "Material",
+}
+_SECOND_DIM = {
+    "beauty": "count",
+    "electronics": "style",
+    "fashion": "material",
+    "grocery": "count",
+    "garden": "material",
+}
 _NEGATIVE_KINDS = ("missing", "missing", "missing", "budget", "budget", "options", "missing", "options")
 _FAMILY_SIZES = (1, 2, 3, 3, 4, 4, 5, 5, 6, 7)  # target + up to 6 hard negatives
-_NUMBER_WORDS = {"5": "five", "6": "six", "7": "seven", "8": "eight", "9": "nine", "10": "ten",
-                 "11": "eleven", "12": "twelve"}
+_NUMBER_WORDS = {
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "nine",
+    "10": "ten",
+    "11": "eleven",
+    "12": "twelve",
+}
 
 
 def option_value(raw: str) -> str:
@@ -103,12 +128,19 @@ def _draft(rng: Random, ptype: ProductType, brands: tuple[str, ...]) -> _Draft:
     hi = round(lo * rng.uniform(1.1, 1.6), 2) if options and rng.random() < 0.4 else None
     title_attrs = [a for a in attributes if rng.random() < 0.2][:2]
     return _Draft(
-        ptype=ptype, brand=rng.choice(brands), modifier=rng.choice(MODIFIERS), attributes=attributes,
+        ptype=ptype,
+        brand=rng.choice(brands),
+        modifier=rng.choice(MODIFIERS),
+        attributes=attributes,
         title_attrs=title_attrs,
         bullet_attrs=[a for a in attributes if rng.random() < 0.3],
         desc_attrs=[a for a in attributes if rng.random() < 0.2],
-        options=options, price=(lo, hi), template=rng.randrange(4),
-        hint=rng.choice([v for vs in options.values() for v in vs]) if options and rng.random() < 0.3 else None,
+        options=options,
+        price=(lo, hi),
+        template=rng.randrange(4),
+        hint=rng.choice([v for vs in options.values() for v in vs])
+        if options and rng.random() < 0.3
+        else None,
         extras={"dims": dim_of},
     )
 
@@ -145,9 +177,11 @@ _BULLETS = (
     "{ATTR}: crafted for people who care about {attr}.",
     "{ATTR} - a detail you will notice from the first day.",
 )
-_FILLER_BULLETS = ("QUALITY YOU CAN TRUST: every item is checked by our team.",
-                   "WHAT YOU GET: one {name} and our friendly customer service.",
-                   "EASY RETURNS: not satisfied? Contact us for a replacement.")
+_FILLER_BULLETS = (
+    "QUALITY YOU CAN TRUST: every item is checked by our team.",
+    "WHAT YOU GET: one {name} and our friendly customer service.",
+    "EASY RETURNS: not satisfied? Contact us for a replacement.",
+)
 
 
 def _texts(rng: Random, d: _Draft) -> tuple[str, list[str]]:
@@ -175,19 +209,47 @@ def _render(rng: Random, d: _Draft, asin: str) -> dict[str, Any]:
     lo, hi = d.price
     pricing = f"${lo:.2f}" if hi is None else f"${lo:.2f} - ${hi:.2f}"
     return {
-        "asin": asin, "name": _title(d), "full_description": description,
-        "small_description": bullets, "pricing": pricing, "images": [f"https://images.invalid/{asin}.jpg"],
+        "asin": asin,
+        "name": _title(d),
+        "full_description": description,
+        "small_description": bullets,
+        "pricing": pricing,
+        "images": [f"https://images.invalid/{asin}.jpg"],
         "customization_options": {k: [{"value": v, "image": None} for v in vs] for k, vs in d.options.items()}
         or None,
-        "category": d.ptype.category, "query": d.ptype.query, "product_category": d.ptype.product_category,
-        "brand": d.brand, "product_information": {}, "average_rating": None,
+        "category": d.ptype.category,
+        "query": d.ptype.query,
+        "product_category": d.ptype.product_category,
+        "brand": d.brand,
+        "product_information": {},
+        "average_rating": None,
     }
 
 
-_CONTEXT = (" for my wife", " for daily use", " for travel", " for the office", " as a gift", " for my son",
-            " for the living room", " for everyday use", " for summer", " that looks modern")
-_OPENERS = ("i need", "i want", "i am looking for", "i'm looking for", "find me", "looking for",
-            "can you get me", "i would like", "please find", "get me")
+_CONTEXT = (
+    " for my wife",
+    " for daily use",
+    " for travel",
+    " for the office",
+    " as a gift",
+    " for my son",
+    " for the living room",
+    " for everyday use",
+    " for summer",
+    " that looks modern",
+)
+_OPENERS = (
+    "i need",
+    "i want",
+    "i am looking for",
+    "i'm looking for",
+    "find me",
+    "looking for",
+    "can you get me",
+    "i would like",
+    "please find",
+    "get me",
+)
 
 
 def _option_phrase(rng: Random, name: str, value: str) -> str:
@@ -209,7 +271,7 @@ def _typo(rng: Random, text: str, rate: float) -> str:
     for i, w in enumerate(words):
         if len(w) >= 5 and w.isalpha() and rng.random() < rate:
             j = rng.randrange(len(w) - 1)
-            words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+            words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
     return " ".join(words)
 
 
@@ -241,20 +303,32 @@ def _human_instructions(rng: Random, d: _Draft, asin: str) -> list[dict[str, Any
         dims = list(d.options)
         n_opt = min(len(dims), rng.choice((0, 1, 1, 2, 2, 2, 2, 2, 2, 2)))
         opts = [(dim, rng.choice(d.options[dim])) for dim in rng.sample(dims, n_opt)]
-        records.append({
-            "asin": asin, "instruction": _instruction(rng, d, attrs, opts),
-            "instruction_attributes": attrs, "instruction_options": [option_value(v) for _, v in opts],
-            "attributes": list(d.attributes), "options": options_processed,
-            "assignment_id": f"A{asin}{n}", "worker_id": f"W{rng.randrange(10**6):06d}",
-        })
+        records.append(
+            {
+                "asin": asin,
+                "instruction": _instruction(rng, d, attrs, opts),
+                "instruction_attributes": attrs,
+                "instruction_options": [option_value(v) for _, v in opts],
+                "attributes": list(d.attributes),
+                "options": options_processed,
+                "assignment_id": f"A{asin}{n}",
+                "worker_id": f"W{rng.randrange(10**6):06d}",
+            }
+        )
     return records
 
 
-def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind: str,
-              brands: tuple[str, ...]) -> _Draft | None:
-    neg = replace(target, attributes=list(target.attributes), options={k: list(v) for k, v in target.options.items()},
-                  title_attrs=list(target.title_attrs), bullet_attrs=list(target.bullet_attrs),
-                  desc_attrs=list(target.desc_attrs))
+def _negative(
+    rng: Random, target: _Draft, request: dict[str, Any] | None, kind: str, brands: tuple[str, ...]
+) -> _Draft | None:
+    neg = replace(
+        target,
+        attributes=list(target.attributes),
+        options={k: list(v) for k, v in target.options.items()},
+        title_attrs=list(target.title_attrs),
+        bullet_attrs=list(target.bullet_attrs),
+        desc_attrs=list(target.desc_attrs),
+    )
     if rng.random() < 0.5:
         neg.brand = rng.choice(brands)
     wanted_attrs = request["instruction_attributes"] if request else target.attributes[:1]
@@ -262,7 +336,9 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
     if kind == "options" and wanted_opts:
         for dim, values in neg.options.items():
             if any(option_value(v) in wanted_opts for v in values):
-                pool = [v for v in OPTION_POOLS[target.extras["dims"][dim]] if option_value(v) not in wanted_opts]
+                pool = [
+                    v for v in OPTION_POOLS[target.extras["dims"][dim]] if option_value(v) not in wanted_opts
+                ]
                 neg.options[dim] = rng.sample(pool, min(len(pool), max(2, len(values))))
         neg.hint = None
         return neg
@@ -275,8 +351,11 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
     for seq in (neg.attributes, neg.title_attrs, neg.bullet_attrs, neg.desc_attrs):
         seq[:] = [a for a in seq if a not in dropped]
     if not neg.attributes or rng.random() < 0.5:  # keep the count similar with an unrequested attribute
-        pool = sorted({a for g in neg.ptype.groups for a in ATTRIBUTE_GROUPS[g]} - set(wanted_attrs)
-                      - set(neg.attributes))
+        pool = sorted(
+            {a for g in neg.ptype.groups for a in ATTRIBUTE_GROUPS[g]}
+            - set(wanted_attrs)
+            - set(neg.attributes)
+        )
         if pool:
             neg.attributes.append(rng.choice(pool))
     return neg if neg.attributes else None
@@ -284,8 +363,12 @@ def _negative(rng: Random, target: _Draft, request: dict[str, Any] | None, kind:
 
 def _still_has(product: dict[str, Any], attrs: list[str]) -> bool:
     """Whether the rendered product would still earn every attribute in ``attrs``."""
-    view = {"Title": product["name"], "BulletPoints": product["small_description"],
-            "Description": product["full_description"], "Attributes": product["_attributes"]}
+    view = {
+        "Title": product["name"],
+        "BulletPoints": product["small_description"],
+        "Description": product["full_description"],
+        "Attributes": product["_attributes"],
+    }
     return get_attribute_reward(view, attrs)[1] == len(attrs)
 
 
@@ -322,14 +405,21 @@ def generate_raw(num_products: int = 1000, seed: int = 0) -> RawData:
             this_asin = asin if i == 0 else _asin(rng, taken)
             product = _render(rng, draft, this_asin)
             product["_attributes"] = draft.attributes
-            if why and why[0] == "missing" and why[1] and _still_has(product, why[1]["instruction_attributes"]):
+            if (
+                why
+                and why[0] == "missing"
+                and why[1]
+                and _still_has(product, why[1]["instruction_attributes"])
+            ):
                 # Every requested attribute survived in some text: not a hard negative, skip it.
                 continue
             attributes[this_asin] = {"attributes": product.pop("_attributes")}
             if rng.random() < 0.4:
                 ins_attrs = rng.sample(draft.attributes, min(len(draft.attributes), rng.randint(1, 2)))
                 thing = draft.ptype.query
-                text = (f"Find me {ins_attrs[0]} {thing}" + (f" with {ins_attrs[1]}" if len(ins_attrs) > 1 else ""))
+                text = f"Find me {ins_attrs[0]} {thing}" + (
+                    f" with {ins_attrs[1]}" if len(ins_attrs) > 1 else ""
+                )
                 attributes[this_asin].update(instruction=text, instruction_attributes=ins_attrs)
             products.append(product)
         if requests:

@@ -34,11 +34,18 @@ def price_upper(price: float, rng: Random) -> tuple[float, str]:
 
 
 def _base(product: dict[str, Any]) -> dict[str, Any]:
-    return {"asin": product["asin"], "category": product["category"], "query": product["query"],
-            "name": product["name"], "product_category": product["product_category"]}
+    return {
+        "asin": product["asin"],
+        "category": product["category"],
+        "query": product["query"],
+        "name": product["name"],
+        "product_category": product["product_category"],
+    }
 
 
-def human_goals(products: list[dict[str, Any]], prices: dict[str, float], *, seed: int) -> list[dict[str, Any]]:
+def human_goals(
+    products: list[dict[str, Any]], prices: dict[str, float], *, seed: int
+) -> list[dict[str, Any]]:
     """Goals from ``product["instructions"]`` (items_human_ins)."""
     goals = []
     for product in products:
@@ -46,15 +53,25 @@ def human_goals(products: list[dict[str, Any]], prices: dict[str, float], *, see
             attributes = ins.get("instruction_attributes") or []
             if not attributes:
                 continue
-            upper, price_text = price_upper(prices[product["asin"]], make_random(seed, "budget", product["asin"], k))
-            goals.append({**_base(product), "instruction_text": ins["instruction"].strip(".") + price_text,
-                          "attributes": list(attributes), "price_upper": upper,
-                          "goal_options": list(ins.get("instruction_options") or []), "weight": 1})
+            upper, price_text = price_upper(
+                prices[product["asin"]], make_random(seed, "budget", product["asin"], k)
+            )
+            goals.append(
+                {
+                    **_base(product),
+                    "instruction_text": ins["instruction"].strip(".") + price_text,
+                    "attributes": list(attributes),
+                    "price_upper": upper,
+                    "goal_options": list(ins.get("instruction_options") or []),
+                    "weight": 1,
+                }
+            )
     return goals
 
 
-def synthetic_goals(products: list[dict[str, Any]], prices: dict[str, float], *, seed: int,
-                    drop_unreachable: bool = False) -> list[dict[str, Any]]:
+def synthetic_goals(
+    products: list[dict[str, Any]], prices: dict[str, float], *, seed: int, drop_unreachable: bool = False
+) -> list[dict[str, Any]]:
     """Goals from synthetic instructions, expanded over every option combination.
 
     WebShop compares synthetic goal options as ``(name, value)`` tuples, which colour normalisation
@@ -76,9 +93,16 @@ def synthetic_goals(products: list[dict[str, Any]], prices: dict[str, float], *,
                 continue
             option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
             option_text = f" with {option_text}" if option_text else ""
-            goals.append({**_base(product), "name": product["Title"],
-                          "instruction_text": f"{product['instruction_text']}{option_text}{price_text}",
-                          "attributes": list(attributes), "price_upper": upper, "goal_options": goal_options})
+            goals.append(
+                {
+                    **_base(product),
+                    "name": product["Title"],
+                    "instruction_text": f"{product['instruction_text']}{option_text}{price_text}",
+                    "attributes": list(attributes),
+                    "price_upper": upper,
+                    "goal_options": goal_options,
+                }
+            )
             for a in attributes:
                 counts[a] += 1
     for goal in goals:
@@ -96,4 +120,8 @@ def split_goals(goals: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     Random(233).shuffle(shuffled)
     n = len(shuffled)
     n_test, n_dev = min(500, n // 10), min(1000, n // 5)
-    return {"test": shuffled[:n_test], "dev": shuffled[n_test:n_test + n_dev], "train": shuffled[n_test + n_dev:]}
+    return {
+        "test": shuffled[:n_test],
+        "dev": shuffled[n_test : n_test + n_dev],
+        "train": shuffled[n_test + n_dev :],
+    }

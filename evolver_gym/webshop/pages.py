@@ -7,6 +7,9 @@
 * ``clickables`` - upstream's ``available_actions["clickables"]`` for a page, lower-cased.
 
 Pages are rendered straight from state (no HTML round trip), which is what makes steps cheap.
+Search, results, item and sub-pages match upstream's text strings; the done page is shortened
+(upstream also prints an MTurk code and the goal's details) but ends, as upstream's does, with
+``Your score (min 0.0, max 1.0) [SEP] <reward>``.
 """
 
 from __future__ import annotations
@@ -40,22 +43,36 @@ class PageState:
     reward: float | None = None
 
     def copy(self) -> PageState:
-        return PageState(self.page, list(self.keywords), list(self.results), self.page_num, self.asin,
-                         self.sub_page, dict(self.options), set(self.visited), self.reward)
+        return PageState(
+            self.page,
+            list(self.keywords),
+            list(self.results),
+            self.page_num,
+            self.asin,
+            self.sub_page,
+            dict(self.options),
+            set(self.visited),
+            self.reward,
+        )
 
     def page_results(self) -> list[str]:
         start = (self.page_num - 1) * PAGE_SIZE
-        return self.results[start:start + PAGE_SIZE]
+        return self.results[start : start + PAGE_SIZE]
 
 
-def segments(state: PageState, instruction: str, products: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+def segments(
+    state: PageState, instruction: str, products: dict[str, dict[str, Any]]
+) -> list[tuple[str, str]]:
     """``[(text, kind), ...]`` with kind in ``text``, ``instruction``, ``button``, ``option``, ``product``."""
     head = [("Instruction:", "text"), (instruction, "instruction")]
     if state.page == "search":
         return [("WebShop", "text"), *head, ("Search", "button")]
     if state.page == "results":
-        out = [*head, ("Back to Search", "button"),
-               (f"Page {state.page_num} (Total results: {len(state.results)})", "text")]
+        out = [
+            *head,
+            ("Back to Search", "button"),
+            (f"Page {state.page_num} (Total results: {len(state.results)})", "text"),
+        ]
         if state.page_num > 1:
             out.append(("< Prev", "button"))
         out.append(("Next >", "button"))
@@ -70,9 +87,15 @@ def segments(state: PageState, instruction: str, products: dict[str, dict[str, A
         for name, values in product["options"].items():
             out.append((name, "text"))
             out += [(v, "option") for v in values]
-        out += [(product["Title"], "text"), (f"Price: {product['Price']}", "text"),
-                (f"Rating: {product['Rating']}", "text"), ("Description", "button"), ("Features", "button"),
-                ("Reviews", "button"), ("Buy Now", "button")]
+        out += [
+            (product["Title"], "text"),
+            (f"Price: {product['Price']}", "text"),
+            (f"Rating: {product['Rating']}", "text"),
+            ("Description", "button"),
+            ("Features", "button"),
+            ("Reviews", "button"),
+            ("Buy Now", "button"),
+        ]
         return out
     if state.page == "sub":
         if state.sub_page == "description":
@@ -82,13 +105,23 @@ def segments(state: PageState, instruction: str, products: dict[str, dict[str, A
         elif state.sub_page == "attributes":
             body = list(product["Attributes"])
         else:
-            body = [str(x) for r in product["Reviews"] for x in (r.get("score", ""), r.get("title", ""),
-                                                                   r.get("body", ""))]
+            body = [
+                str(x)
+                for r in product["Reviews"]
+                for x in (r.get("score", ""), r.get("title", ""), r.get("body", ""))
+            ]
         return nav + [(t, "text") for t in body if t]
     # done
-    return [("Thank you for shopping with us!", "text"), ("Purchased", "text"), ("asin", "text"),
-            (state.asin or "", "text"), ("options", "text"), (json.dumps(state.options), "text"),
-            ("Your score (min 0.0, max 1.0)", "text"), (str(state.reward), "text")]
+    return [
+        ("Thank you for shopping with us!", "text"),
+        ("Purchased", "text"),
+        ("asin", "text"),
+        (state.asin or "", "text"),
+        ("options", "text"),
+        (json.dumps(state.options), "text"),
+        ("Your score (min 0.0, max 1.0)", "text"),
+        (str(state.reward), "text"),
+    ]
 
 
 def clickables(state: PageState, products: dict[str, dict[str, Any]]) -> list[str]:
@@ -162,8 +195,13 @@ def _html(state: PageState, segs: list[tuple[str, str]]) -> str:
     return f"<html><body><form>{search}{''.join(rows)}</form></body></html>"
 
 
-def render(state: PageState, instruction: str, products: dict[str, dict[str, Any]], mode: str = "text",
-           session: str = "fixed_0") -> str:
+def render(
+    state: PageState,
+    instruction: str,
+    products: dict[str, dict[str, Any]],
+    mode: str = "text",
+    session: str = "fixed_0",
+) -> str:
     """The observation of ``state`` in ``mode``."""
     if mode == "url":
         return _url(state, session)

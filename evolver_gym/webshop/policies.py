@@ -48,15 +48,25 @@ def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[s
     product = world.catalog.by_asin[asin]
     # The instruction first (what a user would type); then ever more specific texts of the product,
     # ending with its whole indexed document, which ranks it first in all but pathological catalogs.
-    queries = (instruction, product["Title"], f"{product['Title']} {product['Description']}", document_text(product))
+    queries = (
+        instruction,
+        product["Title"],
+        f"{product['Title']} {product['Description']}",
+        document_text(product),
+    )
     for query in (search_arg(q) for q in queries):
         if not query:
             continue
         results = world.engine.search(query)
         if asin in results:
             rank = results.index(asin)
-            return ([f"search[{query}]"] + ["click[next >]"] * (rank // PAGE_SIZE) + [f"click[{asin.lower()}]"]
-                    + _option_clicks(product, goal["goal_options"]) + ["click[buy now]"])
+            return (
+                [f"search[{query}]"]
+                + ["click[next >]"] * (rank // PAGE_SIZE)
+                + [f"click[{asin.lower()}]"]
+                + _option_clicks(product, goal["goal_options"])
+                + ["click[buy now]"]
+            )
     raise LookupError(f"goal product {asin!r} is not reachable by search")
 
 

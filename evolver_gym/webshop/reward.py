@@ -84,10 +84,14 @@ def _breadcrumb(value: str) -> set[str]:
     return {part.strip() for part in value.split("›")}
 
 
-def get_type_reward(product: Mapping[str, Any], goal: Mapping[str, Any], tagger: NounTagger) -> dict[str, Any]:
+def get_type_reward(
+    product: Mapping[str, Any], goal: Mapping[str, Any], tagger: NounTagger
+) -> dict[str, Any]:
     """``r_type`` with its parts ``query_match``, ``category_match`` and ``title_score``."""
     query_match = product["query"] == goal["query"]
-    category_match = len(_breadcrumb(product["product_category"]) & _breadcrumb(goal["product_category"])) >= 2
+    category_match = (
+        len(_breadcrumb(product["product_category"]) & _breadcrumb(goal["product_category"])) >= 2
+    )
     bought = tagger(product["name"])
     wanted = tagger(goal["name"])
     # Divide by the list length (duplicates count), and 0.2 when the goal name has no noun at all.
@@ -99,8 +103,12 @@ def get_type_reward(product: Mapping[str, Any], goal: Mapping[str, Any], tagger:
         r_type = 0.1
     if title_score == 0.0:
         r_type = 0.0
-    return {"r_type": r_type, "query_match": query_match, "category_match": category_match,
-            "title_score": title_score}
+    return {
+        "r_type": r_type,
+        "query_match": query_match,
+        "category_match": category_match,
+        "title_score": title_score,
+    }
 
 
 def get_attribute_reward(product: Mapping[str, Any], goal_attributes: Iterable[str]) -> tuple[float, int]:
@@ -128,8 +136,13 @@ def get_option_reward(chosen: Iterable[Any], goal_options: Iterable[Any]) -> tup
     return (matches / len(wanted) if wanted else None), matches
 
 
-def get_reward(product: Mapping[str, Any], goal: Mapping[str, Any], price: float,
-               options: Mapping[str, str], tagger: NounTagger) -> tuple[float, dict[str, Any]]:
+def get_reward(
+    product: Mapping[str, Any],
+    goal: Mapping[str, Any],
+    price: float,
+    options: Mapping[str, str],
+    tagger: NounTagger,
+) -> tuple[float, dict[str, Any]]:
     """The purchase reward in [0, 1] and the breakdown WebShop reports (``verbose=True``)."""
     type_info = get_type_reward(product, goal, tagger)
     price_upper = goal["price_upper"]

@@ -25,11 +25,43 @@ import Stemmer
 __all__ = ["LUCENE_STOPWORDS", "SEARCH_RETURN_N", "SearchEngine", "analyze", "document_text"]
 
 SEARCH_RETURN_N = 50
-LUCENE_STOPWORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
-    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this",
-    "to", "was", "will", "with",
-))
+LUCENE_STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    )
+)
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
 _POSSESSIVE = re.compile(r"['’]s\b")
 _STEMMER = Stemmer.Stemmer("porter")
@@ -79,7 +111,9 @@ class SearchEngine:
         True
     """
 
-    def __init__(self, products: list[dict[str, Any]], index_dir: str | Path | None = None, cache_size: int = 4096):
+    def __init__(
+        self, products: list[dict[str, Any]], index_dir: str | Path | None = None, cache_size: int = 4096
+    ):
         self.asins = [p["asin"] for p in products]
         self._products = products
         self._cache: OrderedDict[tuple[str, ...], list[str]] = OrderedDict()

@@ -37,14 +37,22 @@ class World:
     def asin_from_click(self, name: str) -> str | None:
         return self._lower.get(name)
 
-    def reward(self, goal: dict[str, Any], asin: str, options: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    def reward(
+        self, goal: dict[str, Any], asin: str, options: dict[str, str]
+    ) -> tuple[float, dict[str, Any]]:
         """The reward of buying ``asin`` with ``options`` for ``goal``, and its breakdown."""
         return get_reward(self.catalog.by_asin[asin], goal, self.catalog.prices[asin], options, self.tagger)
 
 
-def get_world(*, num_products: int = 1000, seed: int = 0, goals: str = "human",
-              data_dir: str | Path | None = None, index_dir: str | Path | None = None,
-              noun_tagger: str = "auto") -> World:
+def get_world(
+    *,
+    num_products: int = 1000,
+    seed: int = 0,
+    goals: str = "human",
+    data_dir: str | Path | None = None,
+    index_dir: str | Path | None = None,
+    noun_tagger: str = "auto",
+) -> World:
     """The process-wide world for these parameters, built on first use."""
     key = (num_products, seed, goals, str(data_dir) if data_dir else None, noun_tagger)
     world = _WORLDS.get(key)

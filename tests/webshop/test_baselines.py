@@ -42,9 +42,16 @@ def test_synthetic_goals_oracle_and_option_tuples():
     # Buying without options loses exactly the option share of the reward.
     task = next(t for t in tasks if t.goal["goal_options"])
     env.reset(options={"task": task})
-    plan = [a for a in task.reference if a.startswith(("search", "click[b", "click[next")) or a == "click[buy now]"]
-    plan = [a for a in plan if not (a.startswith("click[") and a[6:-1] in
-                                    {v for v in task.goal["goal_options"].values()})]
+    plan = [
+        a
+        for a in task.reference
+        if a.startswith(("search", "click[b", "click[next")) or a == "click[buy now]"
+    ]
+    plan = [
+        a
+        for a in plan
+        if not (a.startswith("click[") and a[6:-1] in {v for v in task.goal["goal_options"].values()})
+    ]
     for action in plan:
         obs, reward, terminated, truncated, info = env.step(action)
     n_att, n_opt = len(task.goal["attributes"]), len(task.goal["goal_options"])

@@ -39,8 +39,11 @@ def test_human_goals_from_real_schema():
     catalog = Catalog(read_raw(FIXTURE), seed=0, goals="human", generated=False)
     assert len(catalog.goals) == 4  # the instruction without attributes is skipped
     loafer = next(g for g in catalog.goals if g["asin"] == "B0FIX00001")
-    assert re.fullmatch(r"i need a pair of pink loafers for teen girls\. they should be size eight"
-                        r", and price lower than \d+\.00 dollars", loafer["instruction_text"])
+    assert re.fullmatch(
+        r"i need a pair of pink loafers for teen girls\. they should be size eight"
+        r", and price lower than \d+\.00 dollars",
+        loafer["instruction_text"],
+    )
     price = catalog.prices["B0FIX00001"]
     assert price < loafer["price_upper"] <= price + 40
     assert loafer["goal_options"] == ["pink", "8"] and loafer["attributes"] == ["teen girls"]
@@ -53,7 +56,9 @@ def test_synthetic_goals_expand_option_combinations():
     assert len(catalog.goals) == 4 + 2  # loafers: 2 colours x 2 sizes; charger: 2 styles
     first = catalog.goals[0]
     assert first["goal_options"] == {"color": "z2-pink", "size": "7"}
-    assert first["instruction_text"].startswith("Find me slip-on loafers with memory foam with color: z2-pink, and size: 7")
+    assert first["instruction_text"].startswith(
+        "Find me slip-on loafers with memory foam with color: z2-pink, and size: 7"
+    )
     assert first["weight"] == pytest.approx(1 / 4)
     assert catalog.goals[-1]["weight"] == pytest.approx(1 / 2)
 
@@ -80,14 +85,32 @@ def test_generator_writes_real_schema_and_round_trips(tmp_path):
     assert {p.name for p in paths.values()} == set(FILE_NAMES.values())
     products = json.loads(paths["products"].read_text())
     for p in products:
-        assert {"asin", "name", "full_description", "small_description", "pricing", "images",
-                "customization_options", "category", "query", "product_category"} <= p.keys()
+        assert {
+            "asin",
+            "name",
+            "full_description",
+            "small_description",
+            "pricing",
+            "images",
+            "customization_options",
+            "category",
+            "query",
+            "product_category",
+        } <= p.keys()
         assert len(p["asin"]) == 10
     human = json.loads(paths["human"].read_text())
     for records in human.values():
         for r in records:
-            assert {"asin", "instruction", "instruction_attributes", "instruction_options", "attributes",
-                    "options", "assignment_id", "worker_id"} <= r.keys()
+            assert {
+                "asin",
+                "instruction",
+                "instruction_attributes",
+                "instruction_options",
+                "attributes",
+                "options",
+                "assignment_id",
+                "worker_id",
+            } <= r.keys()
     from_files = Catalog(read_raw(tmp_path), seed=3)
     direct = load_catalog(num_products=120, seed=3)
     assert [g["instruction_text"] for g in from_files.goals] == [g["instruction_text"] for g in direct.goals]

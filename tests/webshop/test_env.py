@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import evolver_gym  # noqa: F401
-from evolver_gym.core import Task, record_episode
+from evolver_gym.core import record_episode
 from evolver_gym.webshop import WebShopEnv, rule_baseline
 
 SMALL = {"num_products": 200}
@@ -45,7 +45,7 @@ def test_info_contract_and_progress(env):
         obs, reward, terminated, truncated, info = env.step(action)
         progress.append(info["progress"])
     assert progress[0] == 0.0 and progress[-1] == 1.0
-    assert all(b >= a for a, b in zip(progress, progress[1:])), progress
+    assert all(b >= a for a, b in zip(progress, progress[1:], strict=False)), progress
     assert {"success", "score", "evaluation"} <= info.keys()
     assert info["evaluation"]["purchased"]["asin"] == info["task"]["goal"]["asin"]
 
@@ -54,7 +54,15 @@ def test_invalid_action_changes_nothing(env):
     obs, info = env.reset(options={"split": "dev", "index": 0})
     obs, _, _, _, info = env.step("search[shampoo]")
     before = (env.unwrapped._state.copy(), info["available_actions"])
-    for bad in ("click[nonexistent]", "buy it now", "click[search]", "search[]", "jump[3]", "", "click[buy now]"):
+    for bad in (
+        "click[nonexistent]",
+        "buy it now",
+        "click[search]",
+        "search[]",
+        "jump[3]",
+        "",
+        "click[buy now]",
+    ):
         obs2, reward, terminated, truncated, info2 = env.step(bad)
         assert not info2["action_valid"] and info2["error"] and reward == 0.0 and not terminated
         assert "Invalid action:" in obs2 and obs2.startswith(obs)

@@ -11,11 +11,29 @@ ENV = WebShopEnv(num_products=200, max_steps=10_000)
 
 _grammar = st.one_of(
     st.text(max_size=60),
-    st.builds(lambda a, b: f"{a}[{b}]", st.sampled_from(["search", "click", "Click", " SEARCH ", "buy", ""]),
-              st.text(max_size=40)),
-    st.sampled_from(["click[buy now]", "click[< prev]", "click[next >]", "click[back to search]",
-                     "click[description]", "search[shampoo]", "search[]", "click[]", "[x]", "search[[a]]",
-                     "click[search]", "\x00", "search[\u202e\u0000]", "click[" + "a" * 5000 + "]"]),
+    st.builds(
+        lambda a, b: f"{a}[{b}]",
+        st.sampled_from(["search", "click", "Click", " SEARCH ", "buy", ""]),
+        st.text(max_size=40),
+    ),
+    st.sampled_from(
+        [
+            "click[buy now]",
+            "click[< prev]",
+            "click[next >]",
+            "click[back to search]",
+            "click[description]",
+            "search[shampoo]",
+            "search[]",
+            "click[]",
+            "[x]",
+            "search[[a]]",
+            "click[search]",
+            "\x00",
+            "search[\u202e\u0000]",
+            "click[" + "a" * 5000 + "]",
+        ]
+    ),
 )
 
 

@@ -27,22 +27,42 @@ def test_text_pages_exact(env):
     assert env.step("click[search]")[4]["action_valid"] is False  # upstream: clicking search does nothing
     obs, _, _, _, info = env.step("search[pink loafers memory foam]")
     assert obs.startswith(f"Instruction: [SEP] {i} [SEP] Back to Search [SEP] Page 1 (Total results: ")
-    assert " [SEP] Next > [SEP] B0FIX00001 [SEP] Trailwise Women's Slip-On Loafers Memory Foam Comfort Flats" \
-           " [SEP] $17.99 to $25.99" in obs
+    assert (
+        " [SEP] Next > [SEP] B0FIX00001 [SEP] Trailwise Women's Slip-On Loafers Memory Foam Comfort Flats"
+        " [SEP] $17.99 to $25.99" in obs
+    )
     assert info["available_actions"]["clickables"][:2] == ["back to search", "next >"]
     assert "b0fix00001" in info["available_actions"]["clickables"]
     obs, _, _, _, info = env.step("click[B0FIX00001]")  # arguments are lower-cased
-    assert obs == (f"Instruction: [SEP] {i} [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] z2-pink [SEP] "
-                   "black | white [SEP] size [SEP] 7 [SEP] 8 [SEP] Trailwise Women's Slip-On Loafers Memory Foam "
-                   "Comfort Flats [SEP] Price: $17.99 to $25.99 [SEP] Rating: N.A. [SEP] Description [SEP] "
-                   "Features [SEP] Reviews [SEP] Buy Now")
-    assert info["available_actions"] == {"has_search_bar": False, "clickables": [
-        "back to search", "< prev", "description", "features", "reviews", "buy now",
-        "z2-pink", "black | white", "7", "8"]}
+    assert obs == (
+        f"Instruction: [SEP] {i} [SEP] Back to Search [SEP] < Prev [SEP] color [SEP] z2-pink [SEP] "
+        "black | white [SEP] size [SEP] 7 [SEP] 8 [SEP] Trailwise Women's Slip-On Loafers Memory Foam "
+        "Comfort Flats [SEP] Price: $17.99 to $25.99 [SEP] Rating: N.A. [SEP] Description [SEP] "
+        "Features [SEP] Reviews [SEP] Buy Now"
+    )
+    assert info["available_actions"] == {
+        "has_search_bar": False,
+        "clickables": [
+            "back to search",
+            "< prev",
+            "description",
+            "features",
+            "reviews",
+            "buy now",
+            "z2-pink",
+            "black | white",
+            "7",
+            "8",
+        ],
+    }
     obs2, *_ = env.step("click[z2-pink]")
     assert obs2 == obs  # text mode does not show the chosen option
     obs, _, _, _, info = env.step("click[features]")
-    assert obs == f"Instruction: [SEP] {i} [SEP] Back to Search [SEP] < Prev [SEP] Memory foam insole [SEP] Rubber sole for grip"
+    assert (
+        obs
+        == f"Instruction: [SEP] {i} [SEP] Back to Search [SEP] < Prev [SEP] Memory foam insole"
+        " [SEP] Rubber sole for grip"
+    )
     assert info["available_actions"]["clickables"] == ["back to search", "< prev"]  # no Buy Now on sub-pages
     assert not env.step("click[buy now]")[4]["action_valid"]
     obs, *_ = env.step("click[< prev]")
@@ -53,7 +73,9 @@ def test_text_pages_exact(env):
     env.step("click[8]")
     obs, reward, terminated, _, info = env.step("click[buy now]")
     assert terminated and reward == 1.0
-    assert obs.startswith("Thank you for shopping with us!") and obs.endswith("Your score (min 0.0, max 1.0) [SEP] 1.0")
+    assert obs.startswith("Thank you for shopping with us!") and obs.endswith(
+        "Your score (min 0.0, max 1.0) [SEP] 1.0"
+    )
 
 
 def test_search_works_on_any_page_and_navigation(env):
@@ -62,7 +84,11 @@ def test_search_works_on_any_page_and_navigation(env):
     obs, _, _, _, info = env.step("search[usb charger]")  # from an item page
     assert info["action_valid"] and "B0FIX00005" in obs
     obs, _, _, _, info = env.step("click[next >]")
-    assert "Page 2" in obs and info["available_actions"]["clickables"][:3] == ["back to search", "< prev", "next >"]
+    assert "Page 2" in obs and info["available_actions"]["clickables"][:3] == [
+        "back to search",
+        "< prev",
+        "next >",
+    ]
     obs, *_ = env.step("click[< prev]")
     assert "Page 1" in obs
     obs, _, _, _, info = env.step("click[back to search]")

@@ -5,15 +5,22 @@ from __future__ import annotations
 import pytest
 
 from evolver_gym.webshop.normalize import COLOR_SET, full_process, normalize_color, token_set_ratio
-from evolver_gym.webshop.reward import (NounTagger, get_attribute_reward, get_option_reward, get_reward,
-                                        get_type_reward)
+from evolver_gym.webshop.reward import (
+    NounTagger,
+    get_attribute_reward,
+    get_option_reward,
+    get_reward,
+    get_type_reward,
+)
 
 LEX = NounTagger("lexicon")
 
 PRODUCT = {
-    "asin": "B0TEST0001", "name": "Lumora Sulfate Free Shampoo for Dry Hair, 16 Fl Oz",
+    "asin": "B0TEST0001",
+    "name": "Lumora Sulfate Free Shampoo for Dry Hair, 16 Fl Oz",
     "Title": "Lumora Sulfate Free Shampoo for Dry Hair, 16 Fl Oz",
-    "query": "shampoos", "product_category": "Beauty & Personal Care › Hair Care › Shampoo & Conditioner › Shampoos",
+    "query": "shampoos",
+    "product_category": "Beauty & Personal Care › Hair Care › Shampoo & Conditioner › Shampoos",
     "Description": "A gentle daily wash with argan oil.",
     "BulletPoints": ["COLOR SAFE: keeps dyed hair bright.", "Made in small batches."],
     "Attributes": ["paraben free", "essential oils", "cruelty free"],
@@ -22,9 +29,15 @@ PRODUCT = {
 
 
 def goal(**changes):
-    base = {"asin": "B0TEST0001", "query": "shampoos", "name": PRODUCT["name"],
-            "product_category": PRODUCT["product_category"], "attributes": ["paraben free"],
-            "goal_options": [], "price_upper": 20.0}
+    base = {
+        "asin": "B0TEST0001",
+        "query": "shampoos",
+        "name": PRODUCT["name"],
+        "product_category": PRODUCT["product_category"],
+        "attributes": ["paraben free"],
+        "goal_options": [],
+        "price_upper": 20.0,
+    }
     return {**base, **changes}
 
 
@@ -82,13 +95,21 @@ def test_option_reward_synthetic_tuples():
 def test_type_reward_overrides_in_order():
     same = get_type_reward(PRODUCT, goal(), LEX)
     assert same == {"r_type": 1.0, "query_match": True, "category_match": True, "title_score": 1.0}
-    other = {**PRODUCT, "name": "Voltix Usb Cable", "query": "usb cables",
-             "product_category": "Electronics › Computers & Accessories › Cables › USB Cables"}
+    other = {
+        **PRODUCT,
+        "name": "Voltix Usb Cable",
+        "query": "usb cables",
+        "product_category": "Electronics › Computers & Accessories › Cables › USB Cables",
+    }
     assert get_type_reward(other, goal(), LEX)["r_type"] == 0.0  # no shared noun -> 0 overall
     # Nouns of the goal name: lumora, shampoo, hair (list length 3). A conditioner shares only "hair":
     # 1/3 > 0.2, so r_type stays 1.0 even with another query and a one-segment breadcrumb overlap.
-    cond = {**PRODUCT, "name": "Velisse Conditioner for Dry Hair", "query": "conditioners",
-            "product_category": "Beauty & Personal Care › Skin Care"}
+    cond = {
+        **PRODUCT,
+        "name": "Velisse Conditioner for Dry Hair",
+        "query": "conditioners",
+        "product_category": "Beauty & Personal Care › Skin Care",
+    }
     info = get_type_reward(cond, goal(), LEX)
     assert info["title_score"] == pytest.approx(1 / 3) and info["r_type"] == 1.0
     # 1 of 5 goal nouns shared -> title_score 0.2: not > 0.2 and no other match -> 0.5.
@@ -113,8 +134,12 @@ def test_full_reward_formula_and_breakdown():
     assert info["w_att"] == pytest.approx(2 / 5) and info["w_option"] == pytest.approx(2 / 5)
     assert info["w_price"] == pytest.approx(1 / 5)
     # Over budget: price term is 0; price equal to the bound still counts (<=).
-    assert get_reward(PRODUCT, g, 20.01, {"scent": "lavender", "size": "16 fl oz"}, LEX)[0] == pytest.approx(3 / 5)
-    assert get_reward(PRODUCT, g, 20.0, {"scent": "lavender", "size": "16 fl oz"}, LEX)[0] == pytest.approx(4 / 5)
+    assert get_reward(PRODUCT, g, 20.01, {"scent": "lavender", "size": "16 fl oz"}, LEX)[0] == pytest.approx(
+        3 / 5
+    )
+    assert get_reward(PRODUCT, g, 20.0, {"scent": "lavender", "size": "16 fl oz"}, LEX)[0] == pytest.approx(
+        4 / 5
+    )
     # No options chosen.
     assert get_reward(PRODUCT, g, 15.0, {}, LEX)[0] == pytest.approx(2 / 5)
     # r_type multiplies: a 0.5 type match halves the reward.

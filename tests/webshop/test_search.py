@@ -6,8 +6,13 @@ from evolver_gym.webshop.search import LUCENE_STOPWORDS, SearchEngine, analyze, 
 
 
 def product(asin, title, options=None, bullets=("first bullet",), description="plain text"):
-    return {"asin": asin, "Title": title, "Description": description, "BulletPoints": list(bullets),
-            "options": options or {}}
+    return {
+        "asin": asin,
+        "Title": title,
+        "Description": description,
+        "BulletPoints": list(bullets),
+        "options": options or {},
+    }
 
 
 def test_analyzer_is_lucene_like():

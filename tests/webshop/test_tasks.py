@@ -69,8 +69,12 @@ def test_hindsight_task_is_verifiable():
 
 
 def test_play_cli_prints_both_policies(capsys):
-    assert play_main(["--env", "evolver/WebShop-v0", "--split", "dev", "--n", "10", "--num-products", "200",
-                      "--json"]) == 0
+    assert (
+        play_main(
+            ["--env", "evolver/WebShop-v0", "--split", "dev", "--n", "10", "--num-products", "200", "--json"]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["oracle"]["success_rate"] == 1.0 and out["oracle"]["mean_score"] == 100.0
     assert 0.0 <= out["rule_baseline"]["success_rate"] < 1.0 and out["rule_baseline"]["n"] == 10

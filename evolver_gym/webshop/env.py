@@ -60,6 +60,9 @@ class WebShopEnv(gym.Env[str, str]):
     at the end ``success`` (reward == 1), ``score`` (the reward) and ``evaluation`` (the breakdown,
     with ``purchased``).
 
+    ``env.unwrapped.catalog`` is the shared ``Catalog``; its ``vocabulary()`` lists every word the
+    pages can show (split text with ``evolver_gym.webshop.tokenize`` for a word-level tokenizer).
+
     Vector envs: ``gym.vector.SyncVectorEnv`` works as is; ``AsyncVectorEnv`` needs
     ``shared_memory=False`` (text observations cannot live in shared numpy buffers).
 

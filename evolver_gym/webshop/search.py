@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,7 @@ class SearchEngine:
         self._products = products
         self._cache: OrderedDict[tuple[str, ...], list[str]] = OrderedDict()
         self._cache_size = cache_size
+        self._lock = threading.Lock()
         docs = [analyze(document_text(p)) for p in products]
         fingerprint = hashlib.blake2b(digest_size=12)
         for asin, doc in zip(self.asins, docs, strict=True):
@@ -146,10 +148,11 @@ class SearchEngine:
             return self._special(keywords, k)
         terms = tuple(analyze(query))
         key = terms + (f"#k={k}",)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
+        with self._lock:  # envs in threads share one engine; the LRU bookkeeping must not race
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
         ids = [i for i in (self.vocab.get(t) for t in terms) if i is not None and i < self._num_terms]
         result: list[str] = []
         if ids:
@@ -161,9 +164,10 @@ class SearchEngine:
                 positive = positive[scores[positive] >= kth]
             order = positive[np.lexsort((positive, -scores[positive]))][:k]
             result = [self.asins[i] for i in order]
-        self._cache[key] = result
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[key] = result
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return result
 
     def _special(self, keywords: list[str], k: int) -> list[str]:

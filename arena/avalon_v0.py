@@ -46,6 +46,9 @@ avalon_v0.env(num_players=5, variant="discrete", special_roles=("merlin", "assas
               render_mode=None, render_view="public", max_text_chars=32768, max_cycles=None)
 ```
 
+`max_cycles` caps environment steps (all seats are truncated there); it is not a per-seat cycle
+count, so PettingZoo's `max_cycles_test` does not apply to this turn-based game.
+
 `special_roles`: any of merlin, percival, assassin, morgana, mordred, oberon (Assassin iff Merlin);
 other seats are Loyal Servants and Minions. Variant flags for published simplifications:
 `hammer="auto_approve"` (the fifth team of a round passes without a vote), `full_knowledge=True`

@@ -1,7 +1,8 @@
 """Attribution on real WebShop episodes, with labels checked by hand for each step.
 
-Task ``dev/1`` of the 200-product catalog (seed 0): a screen protector, ``pack of 1`` and
-``galaxy s24 ultra``, under $40; the target is ``b03cfep7y2``.
+Task ``dev/2`` of the 200-product catalog (seed 0): a kickstand tablet case, ``galaxy tab s8``
+and ``purple``, under $80; the target is ``b0cxn2vnn3`` (a near-duplicate, ``b07yk4ckog``, sits
+next to it in the results).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from wrappers.attribution import Attribution, LLMJudgeAttributor, OracleAttribut
 
 pytest.importorskip("evolver_gym.webshop.env")
 
-TASK = {"split": "dev", "index": 1}
-GOOD_SEARCH = "search[wireless charging shockproof screen protector galaxy s24 ultra]"
-ITEM = "click[b03cfep7y2]"
+TASK = {"split": "dev", "index": 2}
+GOOD_SEARCH = "search[kickstand tablet case galaxy tab s8 purple]"
+ITEM = "click[b0cxn2vnn3]"
 
 
 def make(attributor=None, **kwargs):
@@ -43,7 +44,7 @@ def oracle_actions():
     env = gym.make("evolver/WebShop-v0", num_products=200)
     _, info = env.reset(seed=0, options=TASK)
     actions = env.unwrapped.oracle(info["task"])
-    assert actions[1:] == [ITEM, "click[pack of 1]", "click[galaxy s24 ultra]", "click[buy now]"]
+    assert actions[1:] == [ITEM, "click[galaxy tab s8]", "click[purple]", "click[buy now]"]
     return actions
 
 
@@ -68,14 +69,14 @@ def test_invalid_action_is_bad_and_the_rest_unchanged(oracle_actions):
 
 
 def test_wrong_option_then_buy_fails_and_is_blamed():
-    info = run(make(), [GOOD_SEARCH, ITEM, "click[iphone 13]", "click[buy now]"])
+    info = run(make(), [GOOD_SEARCH, ITEM, "click[ipad air 5]", "click[buy now]"])
     assert not info["success"] and 0 < info["score"] < 1
-    # search found the right product (progress 0 -> 0.6); opening it only led to a wrong purchase
+    # search found the right product (progress 0 -> 0.5); opening it only led to a wrong purchase
     assert labels(info) == ["GOOD", "BAD", "BAD", "BAD"]
 
 
 def test_wrong_option_overridden_later_is_bad():
-    info = run(make(), [GOOD_SEARCH, ITEM, "click[iphone 13]", "click[galaxy s24 ultra]", "click[pack of 1]",
+    info = run(make(), [GOOD_SEARCH, ITEM, "click[ipad air 5]", "click[galaxy tab s8]", "click[purple]",
                         "click[buy now]"])
     assert info["success"]
     assert labels(info) == ["GOOD", "GOOD", "BAD", "GOOD", "GOOD", "GOOD"]
@@ -84,7 +85,7 @@ def test_wrong_option_overridden_later_is_bad():
 def test_truncated_episode_with_time_limit_and_statistics():
     env = gym.wrappers.RecordEpisodeStatistics(
         Attribution(gym.wrappers.TimeLimit(gym.make("evolver/WebShop-v0", num_products=200), 3), OracleAttributor()))
-    info = run(env, [GOOD_SEARCH, ITEM, "click[pack of 1]", "click[buy now]"])
+    info = run(env, [GOOD_SEARCH, ITEM, "click[galaxy tab s8]", "click[buy now]"])
     assert info["episode"]["l"] == 3 and not info.get("success", False)
     assert labels(info) == ["GOOD", "GOOD", "GOOD"]
 
@@ -99,6 +100,6 @@ def test_llm_judge_on_webshop_sees_no_privileged_info(oracle_actions):
         info = run(make(LLMJudgeAttributor(srv.client(role="attributor"))), oracle_actions)
         user = srv.requests[-1]["messages"][-1]["content"]
     assert labels(info) == ["GOOD"] * 5 and not info["attribution"]["fallback"]
-    assert "B03CFEP7Y2".lower() in user.lower()  # the actions are shown ...
+    assert "b0cxn2vnn3" in user.lower()  # the actions are shown ...
     for secret in ("progress", "r_type", "r_option", "goal_options", "reference"):
         assert secret not in user  # ... the privileged signals are not

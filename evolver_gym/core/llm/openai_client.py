@@ -90,11 +90,11 @@ class OpenAIChatClient:
 
     Example:
         >>> from evolver_gym.core.llm.testing import ScriptedLLMServer
-        >>> with ScriptedLLMServer(replies=["a", "b"]) as server:
+        >>> with ScriptedLLMServer() as server:  # with no script, it echoes the last user message
         ...     client = OpenAIChatClient(base_url=server.url, model="m", api_key="k", role="judge")
         ...     client.chat_batch([[{"role": "user", "content": "x"}], [{"role": "user", "content": "y"}]])
         ...     client.stats.snapshot()["calls"]
-        ['a', 'b']
+        ['x', 'y']
         2
     """
 

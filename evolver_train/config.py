@@ -83,6 +83,13 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Use only the first N tasks of the training split (fixed-task mode); None = all."})
     system_prompt: str | None = field(default=None, metadata={
         "help": "System message placed before the first observation; None = no system message."})
+    observation_shaping: list[str] = field(default_factory=list, metadata={
+        "help": "Observation shapers of evolver_train.observation applied right on the environment "
+                "(e.g. drop_repeated_instruction: the instruction is not repeated on every page)."})
+    sft: dict | str | None = field(default=None, metadata={
+        "help": "Warm start: SFTConfig fields (evolver sft). With model_name_or_path 'tiny', `evolver train` first "
+                "runs SFT on the same environment (env_id, env_kwargs, observation_shaping, system_prompt, "
+                "max_observation_tokens, seed are shared) into <output_dir>/sft and trains from that checkpoint."})
 
     # -- rollouts --------------------------------------------------------------------------
     max_turns: int = field(default=15, metadata={"help": "Most actions per episode; then it counts as truncated."})
@@ -133,6 +140,10 @@ class EvolverGRPOConfig(GRPOConfig):
     questioning_interval: int = field(default=0, metadata={
         "help": "Run a self-questioning synthesis cycle every K training steps; 0 = never."})
 
+    max_train_minutes: float = field(default=0.0, metadata={
+        "help": "Stop GRPO after this much wall time (checked after each step; 0 = run max_steps). Use a "
+                "constant lr_scheduler_type with it, since the schedule is laid out over max_steps."})
+
     # -- evaluation -----------------------------------------------------------------------
     evolver_eval_split: str = field(default="dev", metadata={"help": "Split of the periodic evaluation."})
     evolver_eval_episodes: int = field(default=0, metadata={
@@ -145,6 +156,7 @@ class EvolverGRPOConfig(GRPOConfig):
     def __post_init__(self) -> None:
         self.env_kwargs = _json_field(self.env_kwargs, "env_kwargs")
         self.wrapper_kwargs = _json_field(self.wrapper_kwargs, "wrapper_kwargs")
+        self.sft = _json_field(self.sft, "sft") or None
         for name in self.wrappers:
             if name not in WRAPPER_NAMES:
                 raise ValueError(f"unknown wrapper {name!r}; choose from {WRAPPER_NAMES}")
@@ -163,6 +175,8 @@ class EvolverGRPOConfig(GRPOConfig):
         if self.attribution_alpha < 0 or self.gigpo_omega < 0:
             raise ValueError(f"attribution_alpha and gigpo_omega must be >= 0, got "
                              f"{self.attribution_alpha!r}, {self.gigpo_omega!r}")
+        if self.max_train_minutes < 0:
+            raise ValueError(f"max_train_minutes must be >= 0, got {self.max_train_minutes!r}")
         if self.questioning_interval < 0:
             raise ValueError(f"questioning_interval must be >= 0, got {self.questioning_interval!r}")
         # What the device needs: bf16 and gradient checkpointing only pay off on a GPU; on CPU bf16

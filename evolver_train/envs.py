@@ -78,8 +78,11 @@ def build_training_environment(config: EvolverGRPOConfig) -> TrainingEnvironment
     """The env factory (base env + wrappers), mechanism hooks and task lists for ``config``."""
     import evolver_gym  # noqa: F401 - registers the environment ids
 
+    from .observation import shape_environment
+
     def base() -> gym.Env:
-        return gym.make(config.env_id, disable_env_checker=True, **config.env_kwargs)
+        env = gym.make(config.env_id, disable_env_checker=True, **config.env_kwargs)
+        return shape_environment(env, config.observation_shaping)
 
     probe = base()
     unwrapped = probe.unwrapped

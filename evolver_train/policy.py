@@ -2,6 +2,8 @@
 
 * ``build_word_tokenizer`` - a ``PreTrainedTokenizerFast`` over the words of an environment's texts,
   with a chat template; one token per word or product id, digits and punctuation split.
+* ``environment_texts`` / ``build_environment_tokenizer`` - that tokenizer for an environment (the one
+  code path of ``evolver sft`` and ``evolver train``).
 * ``build_tiny_policy`` - a Llama-style causal LM built from a config (no download).
 * ``load_policy`` - a model and its tokenizer from a checkpoint folder or a Hugging Face name.
 * ``TinyPolicyConfig`` - the size of the default policy.
@@ -14,12 +16,12 @@ from the environment's own vocabulary, so a checkpoint folder is self-contained.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
+__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "environment_texts", "build_environment_tokenizer", "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
 
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 
@@ -34,7 +36,8 @@ CHAT_TEMPLATE = (
 )
 
 # Words keep a leading "▁" when a space preceded them, so decoding restores the text exactly.
-_PIECES = r"▁?[0-9]|▁?b0[a-z0-9]{8}|▁?[a-z]+|▁?[^\sa-z0-9▁]|▁"
+# WebShop's "[SEP]" separator is one token: it appears dozens of times on a results page.
+_PIECES = r"▁?\[sep\]|▁?[0-9]|▁?b0[a-z0-9]{8}|▁?[a-z]+|▁?[^\sa-z0-9▁]|▁"
 
 
 def _pre_tokenizer():
@@ -66,7 +69,7 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     for text in [*texts, *extra_words]:
         counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
     # Every digit and ASCII punctuation mark, with and without a leading space, is always known.
-    basics = [c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz")
+    basics = [c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz") + ["[sep]"]
     # A word can follow a space or not ("search[red" vs "a red"): both variants are in the vocabulary.
     bare = {w.lstrip("▁") for w, c in counts.items() if c >= min_frequency} | set(basics)
     words = sorted({w for w in bare if w} | {"▁" + w for w in bare if w} | {"▁"})
@@ -83,6 +86,33 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
+
+
+def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> list[str]:
+    """The tiny tokenizer's corpus: the env's own vocabulary (``catalog.vocabulary()`` where it has
+    one), every task instruction, and the observations and oracle actions of ``episodes`` episodes."""
+    base = env.unwrapped
+    texts: list[str] = ["search[ ]", "click[ ]"]
+    catalog = getattr(base, "catalog", None)
+    if catalog is not None and hasattr(catalog, "vocabulary"):
+        texts += list(catalog.vocabulary())
+    texts += [str(t.instruction) for t in tasks]
+    for task in list(tasks)[:episodes]:
+        obs, _ = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
+        texts.append(str(obs))
+        for action in (base.oracle(task) if hasattr(base, "oracle") else []):
+            texts.append(action)
+            obs, _, terminated, truncated, _ = env.step(action)
+            texts.append(str(obs))
+            if terminated or truncated:
+                break
+    return texts
+
+
+def build_environment_tokenizer(env: Any, tasks: Sequence[Any], *, extra_texts: Iterable[str] = (),
+                                episodes: int = 64):
+    """The one way the tiny policy's tokenizer is built (``evolver sft`` and ``evolver train``)."""
+    return build_word_tokenizer([*environment_texts(env, tasks, episodes=episodes), *extra_texts])
 
 
 @dataclass

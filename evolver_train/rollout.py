@@ -3,6 +3,7 @@
 * ``ChatCodec`` - renders the first observation as a prompt and each later observation as a
   chat-template delta appended after the model's EOS; never re-tokenises what the model sampled.
 * ``sample_tokens`` - batched ancestral sampling with a KV cache, returning the sampling log-probs.
+* ``IncrementalSampler`` - the same sampling, keeping each episode's KV cache across turns.
 * ``RowSpec`` - one rollout to play: its task, reset seed, group and whether it gets experience.
 * ``Episode`` - one played episode: the ``TokenRecord``, steps, outcome and mechanism annotations.
 * ``EnvPool`` - environment instances made on demand by a factory and reused across batches.
@@ -27,7 +28,7 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
-__all__ = ["ChatCodec", "sample_tokens", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
+__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -116,7 +117,119 @@ def _cache_keyword(model: Any) -> str:
     return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
 
 
-@torch.no_grad()
+def _pick(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
+          generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(sampled token, its log-prob under ``log_softmax(logits / temperature)``) per row."""
+    logits = logits.float()
+    logp = torch.log_softmax(logits / max(temperature, 1e-6), dim=-1)
+    if temperature <= 0:
+        token = logits.argmax(-1)
+    else:
+        scores = logits / temperature
+        if top_k and top_k > 0:
+            kth = torch.topk(scores, min(top_k, scores.size(-1))).values[:, -1:]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        if top_p < 1.0:
+            sorted_scores, order = torch.sort(scores, descending=True)
+            cum = torch.softmax(sorted_scores, -1).cumsum(-1)
+            drop = cum - torch.softmax(sorted_scores, -1) > top_p
+            scores = scores.scatter(1, order, sorted_scores.masked_fill(drop, float("-inf")))
+        token = torch.multinomial(torch.softmax(scores, -1), 1, generator=generator).squeeze(-1)
+    return token, logp.gather(1, token.unsqueeze(1)).squeeze(1)
+
+
+class IncrementalSampler:
+    """A ``generate`` function that keeps every row's KV cache from one turn to the next.
+
+    Called as ``sampler(contexts, caps, rows)`` by :func:`play_episodes`: ``rows[j]`` names the
+    episode of ``contexts[j]``. A row's context only ever grows (its sampled ids, then the next
+    observation delta), so each turn feeds just the tokens the cache has not seen - the last sampled
+    token and the observation - instead of re-reading the whole conversation. The batch keeps one
+    cache row per episode; finished episodes stay in it as masked columns, and positions come from
+    each row's own token count so the holes shift nothing. Sampling log-probs are those of
+    :func:`sample_tokens` (``log_softmax(logits / temperature)``).
+
+    Any call that does not extend the previous one (a new row, a context that is not longer than
+    what was fed) starts a fresh cache, so the sampler is always correct, only faster when reused.
+    """
+
+    accepts_rows = True
+
+    def __init__(self, model: Any, *, eos_token_ids: Sequence[int], pad_token_id: int, temperature: float = 1.0,
+                 top_k: int = 0, top_p: float = 1.0, generator: torch.Generator | None = None):
+        self.model, self.pad = model, int(pad_token_id)
+        self.eos_list = [int(e) for e in eos_token_ids]
+        self.temperature, self.top_k, self.top_p, self.generator = temperature, top_k, top_p, generator
+        self.cache_kw = _cache_keyword(model)
+        self.device = next(model.parameters()).device
+        self.reset()
+
+    def reset(self) -> None:
+        self.cache: Any = None
+        self.mask: torch.Tensor | None = None
+        self.slot: dict[int, int] = {}
+        self.fed: list[int] = []
+
+    def _forward(self, ids: torch.Tensor, new_mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.mask = new_mask if self.mask is None else torch.cat([self.mask, new_mask], dim=1)
+        out = self.model(input_ids=ids, attention_mask=self.mask, position_ids=positions, use_cache=True,
+                         logits_to_keep=1, **{self.cache_kw: self.cache})
+        self.cache = out.cache if self.cache_kw == "cache" else out.past_key_values
+        return out.logits[:, -1, :]
+
+    @torch.inference_mode()
+    def __call__(self, contexts: list[list[int]], max_new_tokens: Sequence[int],
+                 rows: Sequence[int] | None = None) -> tuple[list[list[int]], list[list[float]]]:
+        if len(contexts) != len(max_new_tokens):
+            raise ValueError(f"{len(contexts)} contexts but {len(max_new_tokens)} token caps")
+        if not contexts:
+            return [], []
+        rows = list(range(len(contexts))) if rows is None else [int(r) for r in rows]
+        if any(r not in self.slot or len(c) <= self.fed[self.slot[r]] for r, c in zip(rows, contexts)):
+            self.reset()
+            self.slot = {r: k for k, r in enumerate(rows)}
+            self.fed = [0] * len(rows)
+        n, device = len(self.fed), self.device
+        slots = [self.slot[r] for r in rows]
+        new = [c[self.fed[s]:] for s, c in zip(slots, contexts)]
+        width = max(len(x) for x in new)
+        ids = torch.full((n, width), self.pad, dtype=torch.long)
+        mask = torch.zeros((n, width), dtype=torch.long)
+        positions = torch.zeros((n, width), dtype=torch.long)
+        for s, x in zip(slots, new):
+            ids[s, width - len(x):] = torch.tensor(x, dtype=torch.long)
+            mask[s, width - len(x):] = 1
+            positions[s, width - len(x):] = torch.arange(self.fed[s], self.fed[s] + len(x))
+            self.fed[s] += len(x)
+        next_pos = torch.tensor(self.fed, dtype=torch.long, device=device)
+        caps = torch.zeros(n, dtype=torch.long, device=device)
+        caps[torch.tensor(slots, device=device)] = torch.tensor(list(max_new_tokens), dtype=torch.long, device=device)
+        done = caps <= 0
+        eos = torch.tensor(self.eos_list, device=device)
+        out_ids: list[list[int]] = [[] for _ in range(n)]
+        out_lp: list[list[float]] = [[] for _ in range(n)]
+        logits = self._forward(ids.to(device), mask.to(device), positions.to(device))
+        for t in range(int(caps.max().item())):
+            token, token_lp = _pick(logits, self.temperature, self.top_k, self.top_p, self.generator)
+            token = torch.where(done, torch.full_like(token, self.pad), token)
+            live = (~done).tolist()
+            tok_list, lp_list = token.tolist(), token_lp.tolist()
+            for s in range(n):
+                if live[s]:
+                    out_ids[s].append(tok_list[s])
+                    out_lp[s].append(lp_list[s])
+            done = done | torch.isin(token, eos) | (t + 1 >= caps)
+            if bool(done.all()):
+                break
+            # Feed the tokens of rows still sampling; finished rows get a masked pad column.
+            feed = ~done
+            logits = self._forward(token.unsqueeze(1), feed.long().unsqueeze(1), next_pos.unsqueeze(1))
+            next_pos = next_pos + feed.long()
+            for s in torch.nonzero(feed).flatten().tolist():
+                self.fed[s] += 1
+        return [out_ids[s] for s in slots], [out_lp[s] for s in slots]
+
+
 def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequence[int], *, eos_token_ids: Sequence[int],
                   pad_token_id: int, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
                   generator: torch.Generator | None = None) -> tuple[list[list[int]], list[list[float]]]:
@@ -125,61 +238,11 @@ def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequenc
     Contexts are left-padded into one batch; positions come from the attention mask so padding
     does not shift them. The returned log-probs are ``log_softmax(logits / temperature)`` of the
     sampled tokens (what the trainer recomputes), whatever ``top_k``/``top_p`` filtering sampled.
+    Stateless: for multi-turn rollouts :class:`IncrementalSampler` reuses the cache across turns.
     """
-    if len(contexts) != len(max_new_tokens):
-        raise ValueError(f"{len(contexts)} contexts but {len(max_new_tokens)} token caps")
-    if not contexts:
-        return [], []
-    device = next(model.parameters()).device
-    width = max(len(c) for c in contexts)
-    ids = torch.full((len(contexts), width), pad_token_id, dtype=torch.long)
-    mask = torch.zeros((len(contexts), width), dtype=torch.long)
-    for i, c in enumerate(contexts):
-        ids[i, width - len(c):] = torch.tensor(c, dtype=torch.long)
-        mask[i, width - len(c):] = 1
-    ids, mask = ids.to(device), mask.to(device)
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    caps = torch.tensor(list(max_new_tokens), device=device)
-    eos = torch.tensor(list(eos_token_ids), device=device)
-    out_ids: list[list[int]] = [[] for _ in contexts]
-    out_lp: list[list[float]] = [[] for _ in contexts]
-    done = caps <= 0
-    past = None
-    cache_kw = _cache_keyword(model)
-    step_ids, step_pos = ids, positions
-    for t in range(int(caps.max().item()) if len(caps) else 0):
-        # Only the last position's logits are needed: skipping the LM head elsewhere matters in the
-        # prefill, where the head would otherwise cost context x vocabulary per row.
-        out = model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos, use_cache=True,
-                    logits_to_keep=1, **{cache_kw: past})
-        past = out.cache if cache_kw == "cache" else out.past_key_values
-        logits = out.logits[:, -1, :].float()
-        logp = torch.log_softmax(logits / max(temperature, 1e-6), dim=-1)
-        if temperature <= 0:
-            token = logits.argmax(-1)
-        else:
-            scores = logits / temperature
-            if top_k and top_k > 0:
-                kth = torch.topk(scores, min(top_k, scores.size(-1))).values[:, -1:]
-                scores = scores.masked_fill(scores < kth, float("-inf"))
-            if top_p < 1.0:
-                sorted_scores, order = torch.sort(scores, descending=True)
-                cum = torch.softmax(sorted_scores, -1).cumsum(-1)
-                drop = cum - torch.softmax(sorted_scores, -1) > top_p
-                scores = scores.scatter(1, order, sorted_scores.masked_fill(drop, float("-inf")))
-            token = torch.multinomial(torch.softmax(scores, -1), 1, generator=generator).squeeze(-1)
-        token = torch.where(done, torch.full_like(token, pad_token_id), token)
-        token_lp = logp.gather(1, token.unsqueeze(1)).squeeze(1)
-        for i in torch.nonzero(~done).flatten().tolist():
-            out_ids[i].append(int(token[i]))
-            out_lp[i].append(float(token_lp[i]))
-        done = done | torch.isin(token, eos) | (t + 1 >= caps)
-        if bool(done.all()):
-            break
-        step_ids = token.unsqueeze(1)
-        step_pos = step_pos[:, -1:] + 1
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-    return out_ids, out_lp
+    sampler = IncrementalSampler(model, eos_token_ids=eos_token_ids, pad_token_id=pad_token_id,
+                                 temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
+    return sampler(contexts, max_new_tokens)
 
 
 @dataclass
@@ -324,7 +387,10 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         active = runnable
         if not active:
             break
-        sampled, logprobs = generate([contexts[i] for i in active], caps)
+        if getattr(generate, "accepts_rows", False):  # an IncrementalSampler reuses each row's cache
+            sampled, logprobs = generate([contexts[i] for i in active], caps, active)
+        else:
+            sampled, logprobs = generate([contexts[i] for i in active], caps)
         still_active: list[int] = []
         for i, ids, lps in zip(active, sampled, logprobs):
             ep = episodes[i]

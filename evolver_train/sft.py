@@ -50,6 +50,10 @@ class SFTConfig:
     num_hidden_layers: int = field(default=2, metadata={"help": "Tiny policy: layers."})
     num_attention_heads: int = field(default=4, metadata={"help": "Tiny policy: attention heads."})
     system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
+    observation_shaping: list[str] = field(default_factory=list, metadata={
+        "help": "Observation shapers of evolver_train.observation (e.g. drop_repeated_instruction); "
+                "training must use the same ones."})
+    num_threads: int = field(default=0, metadata={"help": "torch CPU threads (0 = torch's default)."})
     max_observation_tokens: int = field(default=512, metadata={"help": "Observations longer than this keep head and tail."})
     learning_rate: float = field(default=3e-3, metadata={"help": "AdamW learning rate (cosine decay to 10%)."})
     batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
@@ -141,23 +145,27 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
 # -- training ----------------------------------------------------------------------------------
 
 def _build_policy(config: SFTConfig, env: gym.Env):
-    from .policy import TinyPolicyConfig, build_tiny_policy, build_word_tokenizer, load_policy
+    from .policy import TinyPolicyConfig, build_environment_tokenizer, build_tiny_policy, load_policy
 
     if config.model_name_or_path != "tiny":
         return load_policy(config.model_name_or_path)
-    vocabulary = env.unwrapped.catalog.vocabulary() if hasattr(env.unwrapped, "catalog") else []
-    texts = [*vocabulary, "search[ ]", "click[ ]", config.system_prompt or ""]
-    tokenizer = build_word_tokenizer(texts)
+    tokenizer = build_environment_tokenizer(env, env.unwrapped.tasks(config.split),
+                                            extra_texts=[config.system_prompt or ""])
     size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
                             num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
     return build_tiny_policy(tokenizer, size, seed=config.seed), tokenizer
 
 
-def _batches(n: int, batch_size: int, rng: np.random.Generator):
+def _batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator):
+    """Batches of similar length (little padding), in random order, reshuffled every epoch."""
+    n = len(lengths)
     while True:
-        order = rng.permutation(n)
-        for start in range(0, n - batch_size + 1 if n >= batch_size else 1, batch_size):
-            yield order[start:start + batch_size]
+        # Sort a shuffled order by length with random jitter, cut into batches, shuffle the batches.
+        jitter = rng.random(n) * 0.1 * (max(lengths) - min(lengths) + 1)
+        order = np.argsort(np.asarray(lengths) + jitter, kind="stable")
+        batches = [order[s:s + batch_size] for s in range(0, n - batch_size + 1 if n >= batch_size else 1, batch_size)]
+        for k in rng.permutation(len(batches)):
+            yield batches[int(k)]
 
 
 def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = None) -> Path:
@@ -166,8 +174,12 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
 
     from .rollout import ChatCodec
 
+    from .observation import shape_environment
+
+    if config.num_threads:
+        torch.set_num_threads(config.num_threads)
     torch.manual_seed(config.seed)
-    env = gym.make(config.env_id, **config.env_kwargs)
+    env = shape_environment(gym.make(config.env_id, **config.env_kwargs), config.observation_shaping)
     model, tokenizer = _build_policy(config, env)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
     if demonstrations is None:
@@ -191,13 +203,16 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     pad = tokenizer.pad_token_id
     start = time.monotonic()
     step, loss_ema = 0, None
-    for batch in _batches(len(encoded), min(config.batch_size, len(encoded)), rng):
+    tokens_seen = 0
+    for batch in _batches([len(e[0]) for e in encoded], min(config.batch_size, len(encoded)), rng):
         rows = [encoded[int(i)] for i in batch]
         width = max(len(r[0]) for r in rows)
+        # Right padding needs no attention mask: under causal attention a real token never sees the
+        # pads after it, and pads carry no label. (A padding mask would push SDPA off its fast path.)
         input_ids = torch.tensor([r[0] + [pad] * (width - len(r[0])) for r in rows])
         labels = torch.tensor([r[1] + [-100] * (width - len(r[1])) for r in rows])
-        attention = (torch.arange(width)[None, :] < torch.tensor([len(r[0]) for r in rows])[:, None]).long()
-        loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+        tokens_seen += sum(len(r[0]) for r in rows)
+        loss = model(input_ids=input_ids, labels=labels).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -208,7 +223,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         loss_ema = value if loss_ema is None else 0.9 * loss_ema + 0.1 * value
         elapsed = time.monotonic() - start
         if step % config.log_every == 0:
-            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s)", flush=True)
+            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, {tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
+                  flush=True)
         if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
             break
 
@@ -226,6 +242,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="YAML file with SFTConfig fields; flags override it.")
     for f in fields(SFTConfig):
         kind = {"int": int, "float": float}.get(str(f.type), str)
+        if f.name == "observation_shaping":
+            parser.add_argument(f"--{f.name}", nargs="*", default=None, help=f.metadata.get("help"))
+            continue
         parser.add_argument(f"--{f.name}", type=kind, default=None, help=f.metadata.get("help"))
     return parser
 

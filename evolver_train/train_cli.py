@@ -3,11 +3,16 @@
 * ``main`` - parse ``--config file.yaml`` plus ``--field value`` overrides, build the model, the
   environments and the mechanism services, train, save, and print the evaluation before and after.
 * ``load_model`` - a (model, tokenizer) pair from ``model_name_or_path`` (or ``tiny``).
+* ``run_warm_start`` - the config's ``sft:`` block, run before RL (``evolver sft`` on the same env).
+
+With an ``sft:`` block the run is: SFT warm start -> held-out evaluation -> GRPO -> evaluation;
+it writes the checkpoint, TensorBoard logs, ``learning_curves.png`` and ``evaluation.json``.
 
 Example::
 
     evolver train --config configs/basic.yaml --max_steps 20 --output_dir runs/basic
     evolver train --config configs/overall.yaml --model_name_or_path runs/sft
+    evolver train --config configs/quickstart.yaml      # SFT warm start + overall-mode GRPO, ~15 min on 2 CPUs
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
-__all__ = ["main", "load_model", "parse_config"]
+__all__ = ["main", "load_model", "parse_config", "run_warm_start"]
 
 
 def parse_config(argv: list[str]):
@@ -32,34 +38,37 @@ def parse_config(argv: list[str]):
     return config
 
 
-def _texts_for_vocabulary(env_factory: Any, tasks: list[Any], n: int = 64) -> list[str]:
-    """Instructions, oracle actions and observations of a few episodes: the tiny tokenizer's corpus."""
-    env = env_factory()
-    base = env.unwrapped
-    texts: list[str] = []
-    for task in tasks[:n]:
-        texts.append(task.instruction)
-        obs, _ = env.reset(seed=0, options={"task": task})
-        texts.append(str(obs))
-        actions = base.oracle(task) if hasattr(base, "oracle") else []
-        for action in actions:
-            texts.append(action)
-            obs, _, term, trunc, _ = env.step(action)
-            texts.append(str(obs))
-            if term or trunc:
-                break
-    env.close()
-    return texts
+def run_warm_start(config: Any) -> str:
+    """Run the config's ``sft`` block (``evolver sft``) into ``<output_dir>/sft``; returns the checkpoint.
+
+    The SFT run shares the environment and the codec settings with training, so the warm-started
+    policy sees the same token layout at RL time.
+    """
+    from .sft import SFTConfig, train_sft
+
+    shared = {"env_id": config.env_id, "env_kwargs": dict(config.env_kwargs), "split": config.task_split,
+              "model_name_or_path": config.model_name_or_path, "system_prompt": config.system_prompt,
+              "max_observation_tokens": config.max_observation_tokens,
+              "observation_shaping": list(config.observation_shaping), "seed": config.seed,
+              "output_dir": os.path.join(config.output_dir, "sft")}
+    sft_config = SFTConfig(**{**shared, **dict(config.sft)})
+    return str(train_sft(sft_config))
 
 
-def load_model(config: Any, env_factory: Any = None, tasks: list[Any] | None = None):
-    """``(model, tokenizer)``: a checkpoint folder or hub name, or ``tiny`` built from the environment."""
+def load_model(config: Any, env: Any = None, tasks: list[Any] | None = None):
+    """``(model, tokenizer)``: a checkpoint folder or hub name, or ``tiny`` built for ``env``.
+
+    ``tiny`` uses :func:`evolver_train.policy.build_environment_tokenizer`, the same code path as
+    ``evolver sft``.
+    """
     if not config.model_name_or_path:
         raise ValueError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
     if config.model_name_or_path == "tiny":
-        from .policy import build_tiny_policy, build_word_tokenizer
+        from .policy import build_environment_tokenizer, build_tiny_policy
 
-        tokenizer = build_word_tokenizer(_texts_for_vocabulary(env_factory, tasks or []))
+        if env is None:
+            raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
+        tokenizer = build_environment_tokenizer(env, tasks or [], extra_texts=[config.system_prompt or ""])
         model = build_tiny_policy(tokenizer, seed=config.seed)
     else:
         from .policy import load_policy
@@ -71,16 +80,45 @@ def load_model(config: Any, env_factory: Any = None, tasks: list[Any] | None = N
     return model, tokenizer
 
 
+def _describe_env(config: Any) -> str:
+    kwargs = ", ".join(f"{k}={v}" for k, v in sorted(config.env_kwargs.items()))
+    return f"{config.env_id}({kwargs})" if kwargs else config.env_id
+
+
+def _report(config: Any, n_eval: int, before: dict[str, float], after: dict[str, float], seconds: float) -> str:
+    def pts(key: str) -> str:
+        return f"{100 * (after[key] - before[key]):+.1f} points"
+    return "\n".join([
+        "",
+        f"== evolver train: held-out evaluation on {_describe_env(config)} ==",
+        f"   {config.evolver_eval_split} split, {n_eval} goals never trained on, one episode each, sampled at "
+        f"temperature {config.evolver_eval_temperature}, no experience in the prompt",
+        f"   success rate: before RL {before['success_rate']:.3f}  ->  after RL {after['success_rate']:.3f}  "
+        f"({pts('success_rate')})",
+        f"   score:        before RL {before['score']:.3f}  ->  after RL {after['score']:.3f}  ({pts('score')})",
+        f"   wall time {seconds / 60:.1f} min; checkpoint, TensorBoard logs (runs/) and learning_curves.png in "
+        f"{config.output_dir}",
+        ""])
+
+
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     config = parse_config(argv)
 
+    from .curves import plot_learning_curves
     from .envs import build_training_environment
     from .trainer import EvolverGRPOTrainer
 
+    if config.sft:
+        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==", flush=True)
+        config.model_name_or_path = run_warm_start(config)
     built = build_training_environment(config)
-    model, tokenizer = load_model(config, built.env_factory, built.train_tasks)
+    probe = built.env_factory() if config.model_name_or_path == "tiny" else None
+    model, tokenizer = load_model(config, probe, built.train_tasks)
+    if probe is not None:
+        probe.close()
     peft_config = None
     if config.use_peft:
         from peft import LoraConfig
@@ -92,19 +130,34 @@ def main(argv: list[str] | None = None) -> int:
     trainer = EvolverGRPOTrainer(
         model, config, built.env_factory, tasks=built.train_tasks if "questioning" not in config.wrappers else None,
         hooks=built.hooks, processing_class=tokenizer, peft_config=peft_config, eval_tasks=built.eval_tasks)
+    eval_tasks = built.eval_tasks[: config.evolver_eval_episodes] if config.evolver_eval_episodes else []
     before = None
-    if config.evolver_eval_episodes and built.eval_tasks:
-        before = trainer.evaluate_episodes(built.eval_tasks[: config.evolver_eval_episodes], seed=1)
-        print(f"evaluation before training ({config.evolver_eval_split}, {len(built.eval_tasks[:config.evolver_eval_episodes])} "
-              f"tasks, T={config.evolver_eval_temperature}): {json.dumps(before)}", flush=True)
+    if eval_tasks:
+        print(f"== evaluation before RL: {len(eval_tasks)} {config.evolver_eval_split} goals ==", flush=True)
+        before = trainer.evaluate_episodes(eval_tasks, seed=1)
+        print(f"before RL: {json.dumps(before)}", flush=True)
+    print(f"== GRPO: {config.max_steps} steps, {config.per_device_train_batch_size // config.num_generations} tasks x "
+          f"G={config.num_generations}, mechanisms: {', '.join(config.wrappers) or 'none (plain GRPO)'} ==", flush=True)
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
-    if before is not None:
-        after = trainer.evaluate_episodes(built.eval_tasks[: config.evolver_eval_episodes], seed=1)
-        print(f"evaluation after training: {json.dumps(after)}", flush=True)
-        with open(os.path.join(config.output_dir, "evaluation.json"), "w", encoding="utf-8") as fh:
-            json.dump({"before": before, "after": after, "plugin": trainer.plugin_state}, fh, indent=2)
+    after = None
+    if eval_tasks:
+        print(f"== evaluation after RL: {len(eval_tasks)} {config.evolver_eval_split} goals ==", flush=True)
+        after = trainer.evaluate_episodes(eval_tasks, seed=1)
+        print(f"after RL: {json.dumps(after)}", flush=True)
+    history = [dict(row) for row in trainer.state.log_history]
+    curves = plot_learning_curves(history, os.path.join(config.output_dir, "learning_curves.png"),
+                                  before=before, after=after, title=f"{_describe_env(config)}, "
+                                  f"mechanisms: {', '.join(config.wrappers) or 'none'}")
+    seconds = time.monotonic() - started
+    with open(os.path.join(config.output_dir, "evaluation.json"), "w", encoding="utf-8") as fh:
+        json.dump({"before": before, "after": after, "eval_split": config.evolver_eval_split,
+                   "eval_goals": len(eval_tasks), "env_id": config.env_id, "env_kwargs": config.env_kwargs,
+                   "seed": config.seed, "wall_seconds": seconds, "curves": str(curves),
+                   "plugin": trainer.plugin_state}, fh, indent=2, default=str)
+    if before is not None and after is not None:
+        print(_report(config, len(eval_tasks), before, after, seconds), flush=True)
     return 0
 
 

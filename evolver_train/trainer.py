@@ -5,7 +5,8 @@
   boosted clip, environment metrics and plugin state saved with each checkpoint.
 * ``TrainingHooks`` - the services the mechanisms expose to the trainer (task sampler, synthesis
   cycle, experience sink, stateful parts).
-* ``SelfQuestioningCallback``, ``ExperienceCallback``, ``EvaluationCallback`` - the periodic work.
+* ``SelfQuestioningCallback``, ``ExperienceCallback``, ``EvaluationCallback`` - the periodic work;
+  ``TimeBudgetCallback`` stops training after a wall-time budget.
 * ``task_dataset`` - the training dataset: one row per task (fixed tasks) or per slot (sampled).
 
 TRL hooks used (pinned to ``trl~=1.16.0``, checked by ``tests/train/test_trl_hooks.py``):
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +34,10 @@ from evolver_gym.core import Task, derive_seed, make_rng
 
 from .advantages import EpisodeSignals, combine_step_advantages, cosine_alpha, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
-from .rollout import ChatCodec, Episode, EnvPool, RowSpec, play_episodes, sample_tokens
+from .rollout import ChatCodec, Episode, EnvPool, IncrementalSampler, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "SelfQuestioningCallback", "ExperienceCallback",
-           "EvaluationCallback", "task_dataset", "PLUGIN_STATE_FILE"]
+           "EvaluationCallback", "TimeBudgetCallback", "task_dataset", "PLUGIN_STATE_FILE"]
 
 PLUGIN_STATE_FILE = "evolver_state.json"
 
@@ -143,6 +145,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
             own_callbacks.append(SelfQuestioningCallback(self, args.questioning_interval))
         if args.evolver_eval_episodes and args.evolver_eval_interval and self.eval_tasks:
             own_callbacks.append(EvaluationCallback(self))
+        if args.max_train_minutes:
+            own_callbacks.append(TimeBudgetCallback(args.max_train_minutes))
         super().__init__(model=model, reward_funcs=[_outcome_reward], args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class,
                          callbacks=own_callbacks + list(callbacks or []), peft_config=peft_config,
@@ -155,25 +159,35 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
     # -- generation ------------------------------------------------------------------------
     def _generate_fn(self, temperature: float, seed: int) -> Callable:
-        """``generate(contexts, caps)`` on the current policy (vLLM when configured)."""
+        """``generate(contexts, caps, rows)`` on the current policy (vLLM when configured).
+
+        A new function per rollout: its ``IncrementalSampler`` keeps the episodes' KV cache across turns.
+        """
         if self.use_vllm:
             return self._vllm_generate
         generator = torch.Generator(device=self.accelerator.device).manual_seed(seed % 2**63)
         eos = list(self.eos_token_ids)
         pad = self.processing_class.pad_token_id
 
-        def generate(contexts: list[list[int]], caps: list[int]):
+        sampler: IncrementalSampler | None = None
+
+        def generate(contexts: list[list[int]], caps: list[int], rows: list[int] | None = None):
+            nonlocal sampler
             with unwrap_model_for_generation(self.model_wrapped, self.accelerator,
                                              gather_deepspeed3_params=self.args.ds3_gather_for_generation) as m:
+                if sampler is None or sampler.model is not m:
+                    sampler = IncrementalSampler(m, eos_token_ids=eos, pad_token_id=pad, temperature=temperature,
+                                                 top_k=self.top_k or 0,
+                                                 top_p=self.top_p if self.top_p is not None else 1.0,
+                                                 generator=generator)
                 was_training = m.training
                 m.eval()
                 try:
-                    return sample_tokens(m, contexts, caps, eos_token_ids=eos, pad_token_id=pad,
-                                         temperature=temperature, top_k=self.top_k or 0,
-                                         top_p=self.top_p if self.top_p is not None else 1.0, generator=generator)
+                    return sampler(contexts, caps, rows)
                 finally:
                     if was_training:
                         m.train()
+        generate.accepts_rows = True  # type: ignore[attr-defined]  # one KV cache per rollout, kept across turns
         return generate
 
     def _vllm_generate(self, contexts: list[list[int]], caps: list[int]):
@@ -444,6 +458,22 @@ class SelfQuestioningCallback(TrainerCallback):
         for key in ("generated", "accepted"):
             t.plugin_state[f"tasks_{key}"] += int(result.get(key, 0))
             t._metrics["train"][f"tasks/{key}"].append(float(result.get(key, 0)))
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Stops training once ``minutes`` of wall time have passed since ``train()`` began."""
+
+    def __init__(self, minutes: float):
+        if minutes <= 0:
+            raise ValueError(f"minutes must be > 0, got {minutes!r}")
+        self.seconds, self.started = 60.0 * minutes, None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.started = time.monotonic()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.started is not None and time.monotonic() - self.started >= self.seconds:
+            control.should_training_stop = True
 
 
 class EvaluationCallback(TrainerCallback):

@@ -148,3 +148,29 @@ def test_sample_tokens_logprobs_match_a_teacher_forced_forward():
             logits = model(full).logits[0, len(c) - 1: -1] / 0.7
         ref = torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(s).unsqueeze(1)).squeeze(1)
         torch.testing.assert_close(torch.tensor(lp), ref, atol=1e-4, rtol=1e-4)
+
+
+def test_incremental_sampler_multi_turn_logprobs_match_a_teacher_forced_forward():
+    """Cache reuse across turns (finished rows kept as masked holes) changes no log-prob."""
+    from evolver_train.rollout import IncrementalSampler
+
+    model, tok = tiny_policy()
+    model.eval()
+    codec = ChatCodec(tok)
+    tasks = GuessEnv().tasks()[:5]
+    rows = [RowSpec(task=t.to_dict(), seed=3, group=i) for i, t in enumerate(tasks)]
+    sampler = IncrementalSampler(model, eos_token_ids=[tok.eos_token_id], pad_token_id=tok.pad_token_id,
+                                 temperature=0.8, generator=torch.Generator().manual_seed(1))
+    episodes = _play(rows, [GuessEnv() for _ in rows], sampler, codec, max_turns=4, max_turn_tokens=5)
+    assert sampler.cache is not None and max(len(ep.steps) for ep in episodes) > 1
+    lengths = {len(ep.steps) for ep in episodes}
+    assert len(lengths) > 1 or min(lengths) > 1  # rows finish at different turns, or several turns each
+    for ep in episodes:
+        rec = ep.tokens
+        full = torch.tensor([rec.prompt_ids + rec.completion_ids])
+        with torch.no_grad():
+            logits = model(full).logits[0, len(rec.prompt_ids) - 1: -1] / 0.8
+        ref = torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(rec.completion_ids).unsqueeze(1)).squeeze(1)
+        model_pos = [k for k, m in enumerate(rec.env_mask) if m]
+        torch.testing.assert_close(torch.tensor([rec.logprobs[k] for k in model_pos]), ref[model_pos],
+                                   atol=1e-4, rtol=1e-4)

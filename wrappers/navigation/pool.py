@@ -170,7 +170,8 @@ class ExperiencePool:
     """Experiences in Milvus, retrieved by the similarity of their ``when_to_use`` to a query.
 
     Args:
-        config: A :class:`PoolConfig`; keyword overrides replace its fields.
+        config: A :class:`PoolConfig`, or a URI (a milvus-lite file path or a Milvus server
+            address) as a shorthand for ``PoolConfig(uri=...)``; keyword overrides replace its fields.
         embedder: A shared :class:`Embedder` (built from the config when omitted).
 
     Example:
@@ -180,8 +181,12 @@ class ExperiencePool:
         'click the size, then Buy Now'
     """
 
-    def __init__(self, config: PoolConfig | None = None, *, embedder: Embedder | None = None,
+    def __init__(self, config: PoolConfig | str | os.PathLike | None = None, *, embedder: Embedder | None = None,
                  **overrides: Any) -> None:
+        if isinstance(config, (str, os.PathLike)):
+            config = PoolConfig(uri=os.fspath(config))
+        elif config is not None and not isinstance(config, PoolConfig):
+            raise TypeError(f"config must be a PoolConfig or a URI string, got {type(config).__name__}")
         self.config = replace(config or PoolConfig(), **overrides) if overrides else (config or PoolConfig())
         self._embedder = embedder
         self.dim = int(self.config.dim) if self.config.dim is not None else self.embedder.dim

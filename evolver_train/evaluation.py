@@ -1,0 +1,714 @@
+"""Evaluation of a policy the way AgentEvolver reports it: k sampled episodes per task, avg@k and best@k.
+
+* ``evaluate_policy`` - play ``k`` independent samples of every task with the trainer's own batched
+  rollout (``play_episodes`` + ``ChatCodec``) and return a JSON-ready report.
+* ``RolloutSettings`` - turn cap, token budgets and system prompt of the rollouts (take them from the
+  training config so a policy is evaluated in the layout it was trained in).
+* ``avg_best_at_k`` - avg@k (mean over tasks of the mean over k) and best@k (mean over tasks of the max).
+* ``wilson_interval`` - the Wilson score interval of a rate (win rates of arena seats).
+* ``OraclePolicy`` - the environment's oracle actions played through the same token interface; the
+  ceiling of an evaluation and the scripted policy of its tests.
+* ``load_checkpoint`` - a model and tokenizer from a checkpoint folder or a LoRA adapter folder.
+* ``main`` - ``evolver eval --checkpoint PATH --env ENV_ID --split dev --k 8 [--out report.json]``.
+
+The report always has ``avg@k``, ``best@k``, ``success_rate`` (= avg@k of success, with its Wilson
+interval over episodes), ``score`` (mean benchmark score), ``avg_score@k``/``best_score@k``,
+``by_difficulty`` (where tasks carry a difficulty) and ``per_task``. AppWorld adds ``appworld``: TGC
+and SGC (percent, overall and per difficulty), averaged over the k samples (``avg``) and of the
+best-of-k outcome per task (``best``). Avalon seats add ``arena``: games, wins, win rate with its
+Wilson interval, unfinished games (counted as lost) and the win rate per side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from evolver_gym.core import Task, derive_seed
+
+__all__ = [
+    "evaluate_policy",
+    "RolloutSettings",
+    "avg_best_at_k",
+    "wilson_interval",
+    "OraclePolicy",
+    "build_byte_tokenizer",
+    "load_checkpoint",
+    "main",
+]
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+
+def avg_best_at_k(outcomes: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """avg@k and best@k of per-task outcome lists (success 0/1 or scores).
+
+    Example:
+        >>> avg_best_at_k({"a": [1, 0, 0, 0], "b": [0, 0, 0, 0]})
+        {'avg@k': 0.125, 'best@k': 0.5, 'num_tasks': 2}
+    """
+    rows = [list(map(float, v)) for v in outcomes.values()]
+    if any(not r for r in rows):
+        raise ValueError("every task needs at least one outcome")
+    if not rows:
+        return {"avg@k": 0.0, "best@k": 0.0, "num_tasks": 0}
+    return {
+        "avg@k": sum(sum(r) / len(r) for r in rows) / len(rows),
+        "best@k": sum(max(r) for r in rows) / len(rows),
+        "num_tasks": len(rows),
+    }
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of ``successes / n`` (``(0, 1)`` when ``n == 0``).
+
+    Example:
+        >>> [round(x, 3) for x in wilson_interval(50, 100)]
+        [0.404, 0.596]
+    """
+    if n == 0:
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must lie in 0..{n}, got {successes!r}")
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # The bounds are exactly 0 and 1 at p = 0 and p = 1; rounding error would put p outside its interval.
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return (lo, hi)
+
+
+# -- rollout settings and policies -------------------------------------------------------------
+
+
+@dataclass
+class RolloutSettings:
+    """How episodes are laid out and capped; the fields mirror ``EvolverGRPOConfig``'s."""
+
+    max_turns: int = 100
+    max_episode_tokens: int = 16384
+    max_turn_tokens: int = 32
+    max_observation_tokens: int = 512
+    system_prompt: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, base: RolloutSettings | None = None) -> RolloutSettings:
+        """The fields found on ``config`` (an object or a mapping), the rest from ``base``."""
+        values = asdict(base or cls())
+        for f in fields(cls):
+            value = config.get(f.name) if isinstance(config, Mapping) else getattr(config, f.name, None)
+            if value is not None:
+                values[f.name] = value
+        return cls(**values)
+
+
+def build_byte_tokenizer():
+    """A byte-level tokenizer (256 byte tokens, no merges) with the policy chat template.
+
+    Any text round-trips exactly, so scripted policies can speak through the token interface.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from .policy import CHAT_TEMPLATE, SPECIAL_TOKENS
+
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
+    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
+        vocab.setdefault(ch, len(vocab))
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    backend.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<bos>",
+        eos_token="<eos>",
+        additional_special_tokens=SPECIAL_TOKENS[4:],
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+class OraclePolicy:
+    """Plays each task's reference actions through the rollout's token interface.
+
+    The policy reads its context like a model would: it finds the task whose instruction appears
+    (last) in the conversation and counts the turns already taken (EOS tokens). Use it with
+    ``evaluate_policy(None, oracle.tokenizer, env_id, generate=oracle.generate, rollout=oracle.rollout)``.
+
+    Args:
+        tasks: The tasks it may be asked to solve.
+        plans: ``task -> actions``; usually the unwrapped env's ``oracle``.
+    """
+
+    def __init__(self, tasks: Sequence[Task], plans: Callable[[Task], Sequence[str]]):
+        self.tokenizer = build_byte_tokenizer()
+        self.eos = int(self.tokenizer.eos_token_id)
+        self.plans = {t.instruction: list(plans(t)) for t in tasks}
+        # Observations and actions must not be cut: the oracle finds the task by its instruction.
+        self.rollout = RolloutSettings(
+            max_turns=1000, max_episode_tokens=10**8, max_turn_tokens=10**6, max_observation_tokens=10**7
+        )
+
+    def _plan(self, context: list[int]) -> list[str]:
+        first = context.index(self.eos) if self.eos in context else len(context)
+        text = self.tokenizer.decode(context[:first], skip_special_tokens=True)
+        found = [(text.rfind(ins), len(ins), ins) for ins in self.plans if ins and ins in text]
+        return self.plans[max(found)[2]] if found else []
+
+    def generate(
+        self, contexts: list[list[int]], caps: list[int]
+    ) -> tuple[list[list[int]], list[list[float]]]:
+        ids, logprobs = [], []
+        for context, cap in zip(contexts, caps, strict=True):
+            plan, turn = self._plan(context), context.count(self.eos)
+            action = plan[turn] if turn < len(plan) else ""
+            out = (self.tokenizer(action, add_special_tokens=False)["input_ids"] + [self.eos])[: max(cap, 1)]
+            ids.append(out)
+            logprobs.append([0.0] * len(out))
+        return ids, logprobs
+
+
+def load_checkpoint(path: str | Path, *, device: str | None = None):
+    """``(model, tokenizer)`` from a checkpoint folder, a LoRA adapter folder (merged) or a hub name."""
+    from .policy import load_policy
+
+    folder = Path(path)
+    if (folder / "adapter_config.json").exists():
+        from peft import PeftModel
+
+        base_path = json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"]
+        if not base_path:
+            raise ValueError(f"{folder}/adapter_config.json names no base_model_name_or_path")
+        model, tokenizer = load_policy(base_path)
+        model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
+        if (folder / "tokenizer_config.json").exists():  # the trainer saves the tokenizer next to the adapter
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    else:
+        model, tokenizer = load_policy(str(path))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if device:
+        model.to(device)
+    return model.eval(), tokenizer
+
+
+def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
+    import torch
+
+    from .rollout import sample_tokens
+
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "eval-sample") % 2**63)
+    eos = {int(tokenizer.eos_token_id)}
+    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    eos |= {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    def generate(contexts: list[list[int]], caps: list[int]):
+        return sample_tokens(
+            model,
+            contexts,
+            caps,
+            eos_token_ids=sorted(eos),
+            pad_token_id=int(pad),
+            temperature=temperature,
+            top_p=top_p,
+            generator=generator,
+        )
+
+    return generate
+
+
+# -- evaluation --------------------------------------------------------------------------------
+
+
+def _make_env_factory(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    experience: bool,
+    experience_uri: str | None,
+    experience_top_k: int | None,
+    experience_threshold: float | None,
+):
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401 - registers the environment ids
+
+    if env_id not in gym.registry and "Avalon" in env_id:
+        import arena  # noqa: F401 - the arena registers its own ids
+    pool = None
+    if experience:
+        if not experience_uri:
+            raise ValueError("experience on needs an experience pool uri (--experience-uri)")
+        local = "://" not in experience_uri
+        if local and not os.path.exists(experience_uri):
+            raise ValueError(f"experience pool {experience_uri!r} does not exist")
+        from wrappers.navigation import ExperiencePool, PoolConfig
+
+        pool = ExperiencePool(PoolConfig(uri=experience_uri))
+
+    def factory():
+        env = gym.make(env_id, disable_env_checker=True, **env_kwargs)
+        if pool is not None:
+            from wrappers.navigation import ExperienceContext
+
+            env = ExperienceContext(
+                env,
+                pool,
+                top_k=experience_top_k,
+                threshold=experience_threshold,
+                enabled=True,
+                continual=False,
+                count_uses=False,
+            )
+        return env
+
+    return factory, pool
+
+
+def _difficulty_key(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.1f}"
+    return str(int(value)) if isinstance(value, (int, float)) else str(value)
+
+
+def evaluate_policy(
+    model: Any,
+    tokenizer: Any,
+    env_id: str,
+    *,
+    split: str = "dev",
+    k: int = 8,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    num_tasks: int | None = None,
+    tasks: Sequence[Task | dict[str, Any]] | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    experience: bool = False,
+    experience_uri: str | None = None,
+    experience_top_k: int | None = None,
+    experience_threshold: float | None = None,
+    rollout: RolloutSettings | Any = None,
+    seed: int = 0,
+    batch_size: int = 64,
+    generate: Callable | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play ``k`` sampled episodes of each task and report avg@k, best@k, success, score and breakdowns.
+
+    Args:
+        model: A causal LM (left in the train/eval mode it came in); ``None`` when ``generate`` is given.
+        tokenizer: Its tokenizer (with a chat template and EOS).
+        env_id: Gymnasium id (``evolver/WebShop-v0``, ``evolver/AppWorld-v0``, ``evolver/AvalonSeat-v0``).
+        split: Split whose tasks are played (first ``num_tasks`` of them) unless ``tasks`` is given.
+        k: Independent samples per task (temperature > 0 when k > 1).
+        experience: Inject retrieved experience from the pool at ``experience_uri`` into every episode.
+        rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
+        generate: ``generate(contexts, caps) -> (ids, logprobs)`` replacing sampling from ``model``.
+
+    Example:
+        >>> report = evaluate_policy(model, tok, "evolver/WebShop-v0", k=8, num_tasks=100)  # doctest: +SKIP
+        >>> report["avg@k"] <= report["best@k"]                                           # doctest: +SKIP
+        True
+    """
+    from .rollout import ChatCodec, EnvPool, RowSpec, play_episodes
+
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    if k > 1 and temperature <= 0:
+        raise ValueError(f"k={k} independent samples need temperature > 0, got {temperature!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+    if model is None and generate is None:
+        raise ValueError("give a model or a generate function")
+    settings = rollout if isinstance(rollout, RolloutSettings) else RolloutSettings.from_config(rollout or {})
+    env_kwargs = dict(env_kwargs or {})
+    factory, exp_pool = _make_env_factory(
+        env_id, env_kwargs, experience, experience_uri, experience_top_k, experience_threshold
+    )
+    pool = EnvPool(factory)
+    started = time.monotonic()
+    was_training = bool(getattr(model, "training", False))
+    try:
+        if tasks is None:
+            tasks = pool.take(1)[0].unwrapped.tasks(split)
+            if num_tasks is not None:
+                tasks = tasks[:num_tasks]
+        tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks]
+        if not tasks:
+            raise ValueError(f"no tasks to evaluate (env {env_id!r}, split {split!r})")
+        codec = ChatCodec(
+            tokenizer,
+            system_prompt=settings.system_prompt,
+            max_observation_tokens=settings.max_observation_tokens,
+        )
+        if generate is None:
+            model.eval()
+            generate = _model_generate(model, tokenizer, temperature=temperature, top_p=top_p, seed=seed)
+        rows = [
+            RowSpec(
+                task=t,
+                seed=derive_seed(seed, "eval-reset", t.task_id) % 2**31,
+                group=i,
+                experience=True if experience else None,
+            )
+            for i, t in enumerate(tasks)
+            for _ in range(k)
+        ]
+        episodes = []
+        for start in range(0, len(rows), batch_size):
+            part = rows[start : start + batch_size]
+            episodes += play_episodes(
+                pool.take(len(part)),
+                part,
+                generate,
+                codec,
+                max_turns=settings.max_turns,
+                max_episode_tokens=settings.max_episode_tokens,
+                max_turn_tokens=settings.max_turn_tokens,
+                outcome_key="score",
+            )
+            if progress:
+                done = sum(e.success for e in episodes)
+                print(
+                    f"eval: {len(episodes)}/{len(rows)} episodes, {done} successful "
+                    f"({time.monotonic() - started:.0f}s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        pool.close()
+        if exp_pool is not None and hasattr(exp_pool, "close"):
+            exp_pool.close()
+        if model is not None and was_training:
+            model.train()
+    report = _report(tasks, episodes, k, env_id)
+    report.update(
+        env_id=env_id,
+        split=split,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
+        env_kwargs=env_kwargs,
+        rollout=asdict(settings),
+        wall_s=round(time.monotonic() - started, 2),
+    )
+    report["experience"] = {
+        "enabled": bool(experience),
+        "uri": experience_uri if experience else None,
+        "usage_rate": sum(e.experience_used for e in episodes) / len(episodes),
+    }
+    return report
+
+
+def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict[str, Any]:
+    by_task: dict[int, list[Any]] = defaultdict(list)
+    for ep in episodes:
+        by_task[ep.spec.group].append(ep)
+    per_task = [
+        {
+            "task_id": t.task_id,
+            "difficulty": t.difficulty,
+            "successes": [int(e.success) for e in by_task[i]],
+            "scores": [e.score for e in by_task[i]],
+        }
+        for i, t in enumerate(tasks)
+    ]
+    success = avg_best_at_k({str(i): p["successes"] for i, p in enumerate(per_task)})
+    score = avg_best_at_k({str(i): p["scores"] for i, p in enumerate(per_task)})
+    n, wins = len(episodes), sum(int(e.success) for e in episodes)
+    steps = sum(len(e.steps) for e in episodes)
+    report: dict[str, Any] = {
+        "k": k,
+        "num_tasks": len(tasks),
+        "num_episodes": n,
+        "avg@k": success["avg@k"],
+        "best@k": success["best@k"],
+        "success_rate": wins / n,
+        "success_rate_ci95": list(wilson_interval(wins, n)),
+        "score": sum(e.score for e in episodes) / n,
+        "avg_score@k": score["avg@k"],
+        "best_score@k": score["best@k"],
+        "episode_len": steps / n,
+        "invalid_action_rate": sum(e.invalid_actions for e in episodes) / max(steps, 1),
+        "truncated_rate": sum(bool(e.truncated and not e.terminated) for e in episodes) / n,
+    }
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in per_task:
+        key = _difficulty_key(p["difficulty"])
+        if key is not None:
+            groups[key].append(p)
+    report["by_difficulty"] = {
+        key: {
+            **{m: v for m, v in avg_best_at_k({p["task_id"]: p["successes"] for p in ps}).items()},
+            "score": sum(sum(p["scores"]) for p in ps) / sum(len(p["scores"]) for p in ps),
+        }
+        for key, ps in sorted(groups.items(), key=lambda kv: kv[0])
+    }
+    report["per_task"] = per_task
+    if "AppWorld" in env_id:
+        report["appworld"] = _appworld_metrics(per_task, k)
+    if "Avalon" in env_id:
+        report["arena"] = _arena_metrics(episodes)
+    return report
+
+
+def _appworld_metrics(per_task: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """TGC / SGC averaged over the k samples (``avg``) and of the best of k per task (``best``)."""
+    from evolver_gym.appworld.evaluation import compute_metrics
+
+    samples = [
+        compute_metrics(
+            {"task_id": p["task_id"], "success": bool(p["successes"][j]), "difficulty": p["difficulty"]}
+            for p in per_task
+        )
+        for j in range(k)
+    ]
+    avg = {
+        block: {
+            key: (
+                round(sum(s[block][key] for s in samples) / k, 2)
+                if "completion" in key
+                else samples[0][block][key]
+            )
+            for key in samples[0][block]
+        }
+        for block in samples[0]
+        if samples[0][block]["num_tasks"]
+    }  # no empty difficulty blocks
+    best = compute_metrics(
+        {"task_id": p["task_id"], "success": bool(max(p["successes"])), "difficulty": p["difficulty"]}
+        for p in per_task
+    )
+    best = {block: v for block, v in best.items() if v["num_tasks"]}
+    return {
+        "avg": avg,
+        "best": best,
+        "tgc": avg["overall"]["task_goal_completion"],
+        "sgc": avg["overall"]["scenario_goal_completion"],
+    }
+
+
+def _arena_metrics(episodes: list[Any]) -> dict[str, Any]:
+    """Win rate of the seat over its games; a game the budget cut before its end counts as lost."""
+    games = len(episodes)
+    wins = sum(int(e.success) for e in episodes)
+    unfinished = sum(1 for e in episodes if not e.terminated)
+    by_side: dict[str, list[int]] = defaultdict(list)
+    for e in episodes:
+        by_side[str(e.final_info.get("side", "unknown"))].append(int(e.success))
+    return {
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games,
+        "win_rate_ci95": list(wilson_interval(wins, games)),
+        "unfinished": unfinished,
+        "by_side": {
+            side: {
+                "games": len(v),
+                "wins": sum(v),
+                "win_rate": sum(v) / len(v),
+                "win_rate_ci95": list(wilson_interval(sum(v), len(v))),
+            }
+            for side, v in sorted(by_side.items())
+        },
+    }
+
+
+# -- command line ------------------------------------------------------------------------------
+
+_ROLLOUT_FLAGS = (
+    "max_turns",
+    "max_episode_tokens",
+    "max_turn_tokens",
+    "max_observation_tokens",
+    "system_prompt",
+)
+
+
+def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
+    """env_id, env_kwargs and rollout settings a checkpoint was trained with, where it records them."""
+    if (folder / "sft_config.json").exists():
+        return json.loads((folder / "sft_config.json").read_text())
+    if (folder / "training_args.bin").exists():
+        import torch
+
+        try:  # our own file, written by the trainer: the pickled EvolverGRPOConfig
+            args = torch.load(folder / "training_args.bin", weights_only=False)
+        except Exception:  # noqa: BLE001 - an unreadable record only loses the defaults
+            return {}
+        keys = ("env_id", "env_kwargs", *_ROLLOUT_FLAGS)
+        return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+    return {}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="evolver eval",
+        description="avg@k / best@k of a policy checkpoint "
+        "(k sampled episodes per task), success, score, TGC/SGC, arena win rate.",
+    )
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        help="Checkpoint folder (model or LoRA adapter), a hub "
+        "name, or 'oracle' (the environment's reference actions: the ceiling of the evaluation).",
+    )
+    p.add_argument(
+        "--env", dest="env_id", help="Gymnasium id; default: the one the checkpoint was trained on."
+    )
+    p.add_argument("--split", default="dev", help="Split whose tasks are played (default dev).")
+    p.add_argument("--k", type=int, default=8, help="Independent samples per task (default 8).")
+    p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (default 1.0).")
+    p.add_argument("--top-p", type=float, default=1.0, help="Nucleus sampling mass (default 1.0: off).")
+    p.add_argument(
+        "--num-tasks", type=int, help="Only the first N tasks of the split (arena: N games per k)."
+    )
+    p.add_argument("--env-kwargs", help="Environment constructor kwargs as JSON (default: the checkpoint's).")
+    p.add_argument("--experience", choices=("on", "off"), default="off", help="Inject retrieved experience.")
+    p.add_argument("--experience-uri", help="Experience pool: milvus-lite file or Milvus server URI.")
+    p.add_argument("--experience-top-k", type=int, help="Experiences injected per episode (pool default).")
+    p.add_argument("--experience-threshold", type=float, help="Minimum cosine similarity (pool default).")
+    p.add_argument(
+        "--config", help="Training recipe (YAML): env_id, env_kwargs and rollout settings from it."
+    )
+    for name in _ROLLOUT_FLAGS:
+        kind = str if name == "system_prompt" else int
+        p.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            type=kind,
+            help="Rollout setting (default: "
+            "the recipe's, the checkpoint's, else " + repr(getattr(RolloutSettings(), name)) + ").",
+        )
+    p.add_argument("--seed", type=int, default=0, help="Seed of resets and sampling.")
+    p.add_argument("--batch-size", type=int, default=64, help="Episodes played at once.")
+    p.add_argument("--device", help="torch device (default: cuda when available, else cpu).")
+    p.add_argument("--out", help="Write the JSON report here (else it is printed).")
+    p.add_argument("--quiet", action="store_true", help="No progress lines.")
+    return p
+
+
+def _summary(report: dict[str, Any]) -> str:
+    k = report["k"]
+    lines = [
+        f"{report['env_id']} {report['split']}: {report['num_tasks']} tasks x k={k}"
+        f" at T={report['temperature']} (experience {'on' if report['experience']['enabled'] else 'off'})",
+        f"  avg@{k} {report['avg@k']:.3f}  best@{k} {report['best@k']:.3f}"
+        f"  success {report['success_rate']:.3f}"
+        f" [{report['success_rate_ci95'][0]:.3f}, {report['success_rate_ci95'][1]:.3f}]"
+        f"  score {report['score']:.3f}",
+    ]
+    for key, block in report["by_difficulty"].items():
+        lines.append(
+            f"  difficulty {key}: {block['num_tasks']} tasks, avg@{k} {block['avg@k']:.3f}, "
+            f"best@{k} {block['best@k']:.3f}"
+        )
+    if "appworld" in report:
+        a = report["appworld"]
+        lines.append(
+            f"  TGC {a['avg']['overall']['task_goal_completion']:.1f}  SGC "
+            f"{a['avg']['overall']['scenario_goal_completion']:.1f}  (best of {k}: TGC "
+            f"{a['best']['overall']['task_goal_completion']:.1f}, SGC "
+            f"{a['best']['overall']['scenario_goal_completion']:.1f})"
+        )
+    if "arena" in report:
+        a = report["arena"]
+        lines.append(
+            f"  win rate {a['win_rate']:.3f} [{a['win_rate_ci95'][0]:.3f}, {a['win_rate_ci95'][1]:.3f}]"
+            f" over {a['games']} games ({a['unfinished']} unfinished)"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    oracle = args.checkpoint == "oracle"
+    settings: dict[str, Any] = {} if oracle else _checkpoint_defaults(Path(args.checkpoint))
+    if args.config:
+        import yaml
+
+        with open(args.config, encoding="utf-8") as fh:
+            settings.update({key: v for key, v in (yaml.safe_load(fh) or {}).items() if v is not None})
+    settings.update({name: getattr(args, name) for name in _ROLLOUT_FLAGS if getattr(args, name) is not None})
+    env_id = args.env_id or settings.get("env_id")
+    if not env_id:
+        raise SystemExit("evolver eval: --env is required (the checkpoint does not record its environment)")
+    env_kwargs = settings.get("env_kwargs") or {}
+    if args.env_kwargs:
+        try:
+            env_kwargs = json.loads(args.env_kwargs)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(
+                f"evolver eval: --env-kwargs must be a JSON object, got {args.env_kwargs!r}: {exc}"
+            ) from None
+    if isinstance(env_kwargs, str):
+        env_kwargs = json.loads(env_kwargs)
+    common = dict(
+        split=args.split,
+        k=args.k,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        num_tasks=args.num_tasks,
+        env_kwargs=env_kwargs,
+        experience=args.experience == "on",
+        experience_uri=args.experience_uri,
+        experience_top_k=args.experience_top_k,
+        experience_threshold=args.experience_threshold,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        progress=not args.quiet,
+    )
+    if oracle:
+        factory, _ = _make_env_factory(env_id, env_kwargs, False, None, None, None)
+        env = factory()
+        tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
+        policy = OraclePolicy(tasks, env.unwrapped.oracle)
+        env.close()
+        common["tasks"] = tasks
+        report = evaluate_policy(
+            None,
+            policy.tokenizer,
+            env_id,
+            generate=policy.generate,
+            rollout=RolloutSettings.from_config(settings, policy.rollout),
+            **common,
+        )
+    else:
+        import torch
+
+        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        model, tokenizer = load_checkpoint(args.checkpoint, device=device)
+        report = evaluate_policy(
+            model, tokenizer, env_id, rollout=RolloutSettings.from_config(settings), **common
+        )
+    report["checkpoint"] = args.checkpoint
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(str(args.out) + ".tmp")
+        tmp.write_text(json.dumps(report, indent=2, default=str))
+        os.replace(tmp, args.out)  # a killed run never leaves half a report
+        print(_summary(report))
+        print(f"report written to {args.out}")
+    else:
+        print(_summary(report), file=sys.stderr)
+        print(json.dumps(report, indent=2, default=str))
+    return 0

@@ -245,10 +245,13 @@ def _make_env_factory(
     experience_uri: str | None,
     experience_top_k: int | None,
     experience_threshold: float | None,
+    observation_shaping: Sequence[str] = (),
 ):
     import gymnasium as gym
 
     import evolver_gym  # noqa: F401 - registers the environment ids
+
+    from .observation import shape_environment
 
     if env_id not in gym.registry and "Avalon" in env_id:
         import arena  # noqa: F401 - the arena registers its own ids
@@ -264,7 +267,10 @@ def _make_env_factory(
         pool = ExperiencePool(PoolConfig(uri=experience_uri))
 
     def factory():
-        env = gym.make(env_id, disable_env_checker=True, **env_kwargs)
+        # Shapers first, as in training: experience is injected into the shaped observation.
+        env = shape_environment(
+            gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping)
+        )
         if pool is not None:
             from wrappers.navigation import ExperienceContext
 
@@ -306,6 +312,7 @@ def evaluate_policy(
     experience_uri: str | None = None,
     experience_top_k: int | None = None,
     experience_threshold: float | None = None,
+    observation_shaping: Sequence[str] = (),
     rollout: RolloutSettings | Any = None,
     seed: int = 0,
     batch_size: int = 64,
@@ -321,6 +328,7 @@ def evaluate_policy(
         split: Split whose tasks are played (first ``num_tasks`` of them) unless ``tasks`` is given.
         k: Independent samples per task (temperature > 0 when k > 1).
         experience: Inject retrieved experience from the pool at ``experience_uri`` into every episode.
+        observation_shaping: Shapers of ``evolver_train.observation`` the policy was trained with.
         rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` replacing sampling from ``model``.
 
@@ -342,7 +350,13 @@ def evaluate_policy(
     settings = rollout if isinstance(rollout, RolloutSettings) else RolloutSettings.from_config(rollout or {})
     env_kwargs = dict(env_kwargs or {})
     factory, exp_pool = _make_env_factory(
-        env_id, env_kwargs, experience, experience_uri, experience_top_k, experience_threshold
+        env_id,
+        env_kwargs,
+        experience,
+        experience_uri,
+        experience_top_k,
+        experience_threshold,
+        observation_shaping,
     )
     pool = EnvPool(factory)
     started = time.monotonic()
@@ -408,6 +422,7 @@ def evaluate_policy(
         top_p=top_p,
         seed=seed,
         env_kwargs=env_kwargs,
+        observation_shaping=list(observation_shaping),
         rollout=asdict(settings),
         wall_s=round(time.monotonic() - started, 2),
     )
@@ -555,7 +570,7 @@ def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
             args = torch.load(folder / "training_args.bin", weights_only=False)
         except Exception:  # noqa: BLE001 - an unreadable record only loses the defaults
             return {}
-        keys = ("env_id", "env_kwargs", *_ROLLOUT_FLAGS)
+        keys = ("env_id", "env_kwargs", "observation_shaping", *_ROLLOUT_FLAGS)
         return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
     return {}
 
@@ -587,6 +602,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--experience-uri", help="Experience pool: milvus-lite file or Milvus server URI.")
     p.add_argument("--experience-top-k", type=int, help="Experiences injected per episode (pool default).")
     p.add_argument("--experience-threshold", type=float, help="Minimum cosine similarity (pool default).")
+    p.add_argument(
+        "--observation-shaping",
+        help="Comma-separated observation shapers (drop_repeated_instruction); default: the checkpoint's.",
+    )
     p.add_argument(
         "--config", help="Training recipe (YAML): env_id, env_kwargs and rollout settings from it."
     )
@@ -662,6 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ) from None
     if isinstance(env_kwargs, str):
         env_kwargs = json.loads(env_kwargs)
+    shaping = settings.get("observation_shaping") or []
+    if args.observation_shaping is not None:
+        shaping = [name for name in args.observation_shaping.split(",") if name]
     common = dict(
         split=args.split,
         k=args.k,
@@ -673,12 +695,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         experience_uri=args.experience_uri,
         experience_top_k=args.experience_top_k,
         experience_threshold=args.experience_threshold,
+        observation_shaping=shaping,
         seed=args.seed,
         batch_size=args.batch_size,
         progress=not args.quiet,
     )
     if oracle:
-        factory, _ = _make_env_factory(env_id, env_kwargs, False, None, None, None)
+        factory, _ = _make_env_factory(env_id, env_kwargs, False, None, None, None, shaping)
         env = factory()
         tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
         policy = OraclePolicy(tasks, env.unwrapped.oracle)

@@ -214,6 +214,35 @@ def test_oracle_webshop_with_experience(tmp_path):
     assert report["avg@k"] == 1.0 and report["score"] == 1.0  # the oracle reads past the injected block
 
 
+def test_observation_shaping_reaches_the_policy():
+    env = gym.make(WEBSHOP, **WEBSHOP_KW)
+    tasks = env.unwrapped.tasks("dev")[:2]
+    oracle = OraclePolicy(tasks, env.unwrapped.oracle)
+    env.close()
+    seen: list[str] = []
+
+    def generate(contexts, caps):
+        seen.extend(oracle.tokenizer.decode(c, skip_special_tokens=True) for c in contexts)
+        return oracle.generate(contexts, caps)
+
+    for shaping, headers in (((), 5), (("drop_repeated_instruction",), 1)):
+        seen.clear()
+        report = evaluate_policy(
+            None,
+            oracle.tokenizer,
+            WEBSHOP,
+            tasks=tasks[:1],
+            env_kwargs=WEBSHOP_KW,
+            k=1,
+            generate=generate,
+            rollout=oracle.rollout,
+            observation_shaping=shaping,
+        )
+        assert report["avg@k"] == 1.0 and report["observation_shaping"] == list(shaping)
+        # the last context is the whole conversation: 5 pages repeat the instruction header, or only one
+        assert seen[-1].count("Instruction: [SEP]") == headers
+
+
 def test_oracle_appworld_tgc_sgc():
     env = gym.make("evolver/AppWorld-v0", split="dev")
     tasks = env.unwrapped.tasks("dev")[:6]  # two scenarios of three tasks each

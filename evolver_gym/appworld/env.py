@@ -365,12 +365,17 @@ class AppWorldEnv(gym.Env[str, str]):
             )
         env = self._hindsight_env
         env.reset(options={"task": trajectory.task})
+        cells = []  # the reference: the cells that ran cleanly (failed ones changed nothing), then done
         for act in trajectory.actions:
             if env._done:
                 break
-            env.step(act)
+            _, _, _, _, info = env.step(act)
+            if info["action_valid"]:
+                cells.append(act)
         diffs = [d for d in diff_databases(env._start, env._dbs) if d.name != "supervisor.active_task"]
-        return hindsight_from_diff(trajectory.task, diffs, env._start)
+        if not env._task_completed():
+            cells.append("apis.supervisor.complete_task(status='success')")
+        return hindsight_from_diff(trajectory.task, diffs, env._start, reference=cells)
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

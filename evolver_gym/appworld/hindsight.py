@@ -30,8 +30,13 @@ def _describe(fields: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in fields.items())
 
 
-def hindsight_from_diff(task: Task, diffs: list[TableDiff], start: AppDatabases) -> Task | None:
-    """A task requiring the changes in ``diffs`` (on ``task``'s start state), or None if there are none."""
+def hindsight_from_diff(
+    task: Task, diffs: list[TableDiff], start: AppDatabases, reference: list[str] | None = None
+) -> Task | None:
+    """A task requiring the changes in ``diffs`` (on ``task``'s start state), or None if there are none.
+
+    ``reference`` is the code that makes the changes (default: ``task``'s own reference).
+    """
     if not diffs:
         return None
     tests: list[dict[str, Any]] = []
@@ -92,7 +97,7 @@ def hindsight_from_diff(task: Task, diffs: list[TableDiff], start: AppDatabases)
     return task.derive(
         instruction=" ".join(lines),
         goal=goal,
-        reference=list(task.reference),
+        reference=list(task.reference if reference is None else reference),
         proposer="hindsight",
         metadata={"source": "hindsight"},
     )

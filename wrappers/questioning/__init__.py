@@ -3,6 +3,7 @@
 * ``TaskPool`` - persistent, resumable task store with provenance and pass-rate history.
 * ``Curriculum``, ``CurriculumConfig`` - weighted sampling within a target pass-rate band.
 * ``Explorer``, ``RandomExplorer``, ``LLMExplorer``, ``CallableExplorer`` - exploration policies.
+* ``CodeExplorer``, ``discover_api_docs`` - model-free API exploration of code-as-action envs.
 * ``HindsightProposer``, ``LLMProposer``, ``Candidate``, ``parse_task_blocks`` - task proposers.
 * ``LexicalDedup``, ``EmbeddingDedup``, ``LeakageGuard``, ``Feasibility``, ``DifficultyEstimate`` - filters.
 * ``ReferenceJudge``, ``JudgeResult`` - banded LLM judge for tasks the env cannot check.
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+from .code_explorer import CodeExplorer, discover_api_docs
 from .curriculum import Curriculum, CurriculumConfig
 from .explorer import CallableExplorer, Explorer, LLMExplorer, RandomExplorer
 from .filters import DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup, replay
@@ -25,6 +27,7 @@ from .wrapper import SelfQuestioning
 __all__ = [
     "CallableExplorer",
     "Candidate",
+    "CodeExplorer",
     "Curriculum",
     "CurriculumConfig",
     "DifficultyEstimate",
@@ -44,6 +47,7 @@ __all__ = [
     "Synthesizer",
     "TaskPool",
     "build_synthesizer",
+    "discover_api_docs",
     "needs_judge",
     "packaged_embedder",
     "parse_task_blocks",

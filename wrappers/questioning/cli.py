@@ -49,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--max-seed-tasks", type=int, default=None, help="explore from at most this many seed tasks")
     s.add_argument("--no-embeddings", action="store_true", help="lexical dedup and guard only (no embedder)")
     s.add_argument("--llm-config", default=None, help="YAML of LLM roles (evolver_gym.core.llm.RolesConfig)")
+    s.add_argument("--explorer", choices=("auto", "random", "code"), default="auto",
+                   help="model-free explorer: random over listed actions, code (API calls as Python cells), "
+                        "or auto (code for code-as-action envs such as evolver/AppWorld-v0)")
     s.add_argument("--llm-explorer", action="store_true", help="explore with the 'explorer' role model")
     s.add_argument("--llm-proposer", action="store_true", help="add the LLM proposer ('proposer' role)")
     s.add_argument("--llm-rephrase", action="store_true", help="rephrase hindsight tasks ('proposer' role)")
@@ -99,7 +102,7 @@ def _synthesize(args: argparse.Namespace) -> int:
         rephrase_client=clients["proposer"] if args.llm_rephrase else None,
         judge_client=clients["judge"] if args.llm_proposer else None,
         hindsight=not args.no_hindsight, embedder="packaged" if embed else None,
-        max_seed_tasks=args.max_seed_tasks,
+        max_seed_tasks=args.max_seed_tasks, explorer=args.explorer,
     )
     t0 = time.perf_counter()
 

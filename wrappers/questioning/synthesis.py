@@ -4,7 +4,7 @@
 * ``Synthesizer`` - runs rounds until a target is reached; every round commits its admitted tasks,
   its report counts and its round number in one pool transaction, so a killed run resumes at the
   first unfinished round (rounds are seeded by their index, so the rerun sees the same explorations).
-* ``build_synthesizer`` - wires the default pipeline for an environment: random or LLM explorer,
+* ``build_synthesizer`` - wires the default pipeline for an environment: random, code or LLM explorer,
   hindsight and/or LLM proposers, lexical dedup, leakage guard, embedding dedup, feasibility,
   optional difficulty estimate.
 
@@ -23,6 +23,7 @@ import numpy as np
 from evolver_gym.core import Task
 from evolver_gym.core.llm import ChatClient
 
+from .code_explorer import CodeExplorer, is_code_env
 from .explorer import Explorer, LLMExplorer, RandomExplorer
 from .filters import DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup
 from .judge import ReferenceJudge
@@ -200,6 +201,14 @@ def _unwrapped(env: Any) -> Any:
     return getattr(env, "unwrapped", env)
 
 
+def _protected_splits(names: Sequence[str], profile: dict[str, Any]) -> list[str]:
+    """The env's splits that ``names`` cover: ``"test"`` also covers ``test_normal``, ``test_challenge``."""
+    splits = profile.get("splits")
+    if not isinstance(splits, (dict, list, tuple)) or not splits:
+        return list(names)
+    return [s for s in splits if any(s == n or str(s).startswith(f"{n}_") for n in names)]
+
+
 def build_synthesizer(
     env: Any,
     pool: TaskPool,
@@ -215,6 +224,7 @@ def build_synthesizer(
     difficulty_k: int = 4,
     pass_range: tuple[float, float] = (0.0, 1.0),
     max_seed_tasks: int | None = None,
+    explorer: str = "auto",
 ) -> Synthesizer:
     """The default pipeline for ``env``.
 
@@ -224,7 +234,12 @@ def build_synthesizer(
     lexical dedup, leakage guard, embedding dedup (``embedder=None`` turns embeddings off),
     feasibility (judge-graded tasks need ``judge_client``), and a difficulty estimate when
     ``policy_factory`` is given. Seed tasks of ``config.seed_split`` go into the pool first.
+    Without a client, ``explorer`` picks the model-free explorer: ``"random"`` (over the listed
+    actions), ``"code"`` (:class:`CodeExplorer`, API calls as Python cells) or ``"auto"`` (code for
+    code-as-action envs, else random).
     """
+    if explorer not in ("auto", "random", "code"):
+        raise ValueError(f"explorer must be 'auto', 'random' or 'code', got {explorer!r}")
     config = config or SynthesisConfig()
     base = _unwrapped(env)
     seeds = list(base.tasks(config.seed_split))
@@ -233,13 +248,15 @@ def build_synthesizer(
     if config.add_seed_tasks:
         pool.add_many(seeds)
     profile = base.profile() if hasattr(base, "profile") else {}
-    protected = [t for split in config.protected_splits for t in base.tasks(split)]
+    protected = [t for split in _protected_splits(config.protected_splits, profile) for t in base.tasks(split)]
     if embedder == "packaged":
         embedder = packaged_embedder() if (config.embedding_threshold or config.leakage_cosine) else None
     judge = ReferenceJudge(judge_client) if judge_client is not None else None
 
     if explorer_client is not None:
         policy: Any = LLMExplorer(explorer_client, profile, action_hint=str(profile.get("action_syntax", "")))
+    elif explorer == "code" or (explorer == "auto" and is_code_env(env)):
+        policy = CodeExplorer.from_env(env)
     else:
         policy = RandomExplorer(profile, env.action_space)
     explorer = Explorer(env, policy, max_steps=config.max_steps, seed=config.seed)

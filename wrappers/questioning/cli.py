@@ -114,6 +114,7 @@ def _synthesize(args: argparse.Namespace) -> int:
     report = synth.run(args.n, on_round=progress)
     n = pool.export_jsonl(out / "tasks.jsonl", origin="synthetic")
     report = {**report, "env": args.env, "env_kwargs": env_kwargs, "target": args.n, "synthetic_tasks": n,
+              "explorer": type(synth.explorer.policy).__name__,
               "pool": pool.stats(), "this_run_s": round(time.perf_counter() - t0, 3)}
     if clients is not None:
         report["llm_usage"] = clients.stats()

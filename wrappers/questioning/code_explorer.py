@@ -59,6 +59,7 @@ class AppConventions:
         passwords_api / profile_api: Its APIs listing ``{"account_name", "password"}`` and the profile.
         login_api: Each app's login API (``username``, ``password`` -> ``{"access_token"}``).
         token_param: The parameter that carries the access token.
+        failure_prefix: How the observation of a cell that raised begins.
         skip: APIs never explored (they end the episode, lock the explorer out, or only read docs).
         skip_apps: Apps never explored.
     """
@@ -68,6 +69,7 @@ class AppConventions:
     profile_api: str = "show_profile"
     login_api: str = "login"
     token_param: str = "access_token"
+    failure_prefix: str = "Execution failed"
     skip: frozenset[str] = frozenset({"login", "logout", "change_password", "complete_task", "show_active_task"})
     skip_apps: frozenset[str] = frozenset({"api_docs"})
 
@@ -213,6 +215,7 @@ class CodeExplorer:
 
     def _reset_state(self) -> None:
         self.seen: dict[tuple[str, str], list[Any]] = {}
+        self.own: set[Any] = set()
         self.called: set[tuple[str, str]] = set()
         self.pending: ApiDoc | None = None
         self.cell = 0
@@ -237,8 +240,8 @@ class CodeExplorer:
         keys = [name]
         if name.endswith("email") or name == "recipient":
             keys = [k for (_, k) in self.seen if k.endswith("email")]
-        own = [v for k in keys for v in self.seen.get((app, k), [])]
-        return own or [v for (a, k), vs in self.seen.items() if k in keys for v in vs]
+        local = [v for k in keys for v in self.seen.get((app, k), []) if v not in self.own]
+        return local or [v for (a, k), vs in self.seen.items() if k in keys for v in vs if v not in self.own]
 
     # -- argument filling ---------------------------------------------------------------------
     def _pick(self, values: Sequence[Any]) -> Any:
@@ -248,7 +251,7 @@ class CodeExplorer:
         k = int(self.rng.integers(lo, hi + 1))
         return " ".join(_WORDS[int(i)] for i in self.rng.choice(len(_WORDS), size=k, replace=False))
 
-    def _fill(self, app: str, p: dict[str, Any]) -> tuple[bool, str]:
+    def _fill(self, app: str, p: dict[str, Any], writes: bool = True) -> tuple[bool, str]:
         """``(ok, python_literal_or_expression)`` for one parameter."""
         name, typ = str(p.get("name")), str(p.get("type", "string"))
         if name == self.conventions.token_param:
@@ -279,6 +282,11 @@ class CodeExplorer:
                 return True, repr(sorted({self._pick(_DAYS) for _ in range(2)}, key=_DAYS.index))
             words = [w for w in self._values(app, name) if isinstance(w, str)] or list(_WORDS)
             return True, repr(sorted({self._pick(words) for _ in range(int(self.rng.integers(1, 3)))}))
+        if not writes and typ == "string" and seen:
+            return True, repr(self._pick(seen))  # a read filters best by a value the world has
+        if name.endswith("_at"):
+            year = next((v[:4] for v in seen if isinstance(v, str) and re.match(r"\d{4}-", v)), "2024")
+            return True, repr(f"{year}-{int(self.rng.integers(1, 13)):02d}-01T00:00:00")
         if name == "time":
             return True, repr(f"{int(self.rng.integers(5, 23)):02d}:{self._pick(['00', '15', '30', '45'])}")
         if "date" in name or name == "birthday":
@@ -304,7 +312,7 @@ class CodeExplorer:
             required = bool(p.get("required"))
             if not required and (p.get("name") not in ("access_token",) and self.rng.random() >= self.optional_prob):
                 continue
-            ok, lit = self._fill(doc.app, p)
+            ok, lit = self._fill(doc.app, p, doc.writes)
             if not ok:
                 if required:
                     return None
@@ -325,8 +333,12 @@ class CodeExplorer:
     def __call__(self, observation: str, info: dict[str, Any]) -> str:
         if self.cell == 0:
             self.cell = 1
+            # The first observation introduces the user: their own email and phone are not targets
+            # for messages, money or friend requests (such calls fail and change nothing).
+            self.own = {w.strip(".,;:()[]'\"") for w in observation.split()}
             return self._login_cell()
-        ok = bool(info.get("action_valid", False))
+        # A cell that raised (an API error) ran validly but did nothing worth remembering.
+        ok = bool(info.get("action_valid", True)) and not observation.lstrip().startswith(self.conventions.failure_prefix)
         if self.pending is not None:
             if ok:
                 self._remember(self.pending.app, observation)
@@ -341,8 +353,10 @@ class CodeExplorer:
             calls = [(d, c) for d in pool if (c := self._call(d)) is not None]
             if not calls:
                 continue
-            fresh = [dc for dc in calls if (dc[0].app, dc[0].name) not in self.called]
-            doc, call = self._pick(fresh or calls)
+            fresh = [dc for dc in calls if (dc[0].app, dc[0].name) not in self.called] or calls
+            # App first, then API: apps with many APIs of one kind do not crowd out the others.
+            app = self._pick(sorted({d.app for d, _ in fresh}))
+            doc, call = self._pick([dc for dc in fresh if dc[0].app == app])
             self.called.add((doc.app, doc.name))
             self.pending = doc
             self.reads += not doc.writes

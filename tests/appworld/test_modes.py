@@ -60,7 +60,7 @@ def test_hindsight_task_is_checkable():
     traj = Trajectory(task=task, steps=[Step("", a) for a in env.oracle(task)])
     hind = env.hindsight_task(traj)
     assert hind is not None and hind.origin == "synthetic" and hind.parent_id == task.task_id
-    assert "payment_requests" in hind.instruction
+    assert "payment request" in hind.instruction
     obs, info = env.reset(options={"task": hind})
     for a in hind.reference:
         *_, info = env.step(a)

@@ -1,9 +1,11 @@
-"""Offline task synthesis on WebShop: accepted tasks per minute and acceptance rate per filter.
+"""Offline task synthesis (WebShop, AppWorld): accepted tasks per minute and acceptance rate per filter.
 
 Usage:
-    python benchmarks/questioning_synthesis.py [--n 200] [--batch 64] [--no-embeddings] [--seed 0]
+    python benchmarks/questioning_synthesis.py [--env evolver/WebShop-v0] [--n 200] [--batch 64]
+        [--no-embeddings] [--seed 0]
 
-Random exploration over the available actions, the hindsight proposer (no model), lexical dedup,
+Model-free exploration (random over the available actions on WebShop; API calls as Python cells,
+``CodeExplorer``, on AppWorld), the hindsight proposer (no model), lexical dedup,
 leakage guard against dev/test, embedding dedup with the packaged all-MiniLM-L6-v2 (unless
 ``--no-embeddings``) and feasibility by replay. Prints the per-stage table and the throughput.
 """
@@ -14,13 +16,16 @@ import argparse
 import json
 import time
 
-from evolver_gym.webshop.env import WebShopEnv
+import gymnasium as gym
+
+import evolver_gym  # noqa: F401  (registers the environment ids)
 from wrappers.questioning import SynthesisConfig, TaskPool, build_synthesizer, packaged_embedder
 from wrappers.questioning.cli import format_report
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", default="evolver/WebShop-v0")
     p.add_argument("--n", type=int, default=200)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
@@ -28,7 +33,7 @@ def main() -> None:
     args = p.parse_args()
 
     t0 = time.perf_counter()
-    env = WebShopEnv()
+    env = gym.make(args.env).unwrapped
     embedder = None if args.no_embeddings else packaged_embedder()
     setup_s = time.perf_counter() - t0
     cfg = SynthesisConfig(batch=args.batch, seed=args.seed,
@@ -43,7 +48,7 @@ def main() -> None:
     print(format_report(report))
     rates = {name: round(st["accepted"] / st["in"], 3) for name, st in report["stages"].items() if st["in"]}
     print(json.dumps({
-        "n": args.n, "batch": args.batch, "embeddings": embedder is not None, "admitted": admitted,
+        "env": args.env, "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch, "embeddings": embedder is not None, "admitted": admitted,
         "setup_s (env + embedder load)": round(setup_s, 2), "synthesis_s (incl. pipeline build)": round(run_s, 2),
         "accepted_per_minute": round(admitted / run_s * 60, 1),
         "explorations": report["stages"]["explore"]["in"],

@@ -127,6 +127,52 @@ def test_eval_cli_webshop_tiny_checkpoint(tiny_checkpoint, tmp_path):
     assert json.loads(out2.read_text())["per_task"] == report["per_task"]
 
 
+def test_eval_reads_settings_recorded_by_the_trainer(tiny_checkpoint, tmp_path):
+    import shutil
+
+    import torch
+
+    from evolver_train.config import EvolverGRPOConfig
+
+    folder = tmp_path / "trained"
+    shutil.copytree(tiny_checkpoint, folder)
+    cfg = EvolverGRPOConfig(
+        output_dir=str(tmp_path),
+        env_id=WEBSHOP,
+        env_kwargs=WEBSHOP_KW,
+        max_turns=2,
+        max_turn_tokens=5,
+        max_observation_tokens=80,
+        report_to="none",
+        num_generations=2,
+        per_device_train_batch_size=2,
+    )
+    torch.save(cfg, folder / "training_args.bin")  # what Trainer.save_model writes next to the weights
+    out = tmp_path / "r.json"
+    assert (
+        evolver_main(
+            [
+                "eval",
+                "--checkpoint",
+                str(folder),
+                "--k",
+                "1",
+                "--num-tasks",
+                "2",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    report = json.loads(out.read_text())
+    assert report["env_id"] == WEBSHOP and report["env_kwargs"] == WEBSHOP_KW
+    assert (report["rollout"]["max_turns"], report["rollout"]["max_turn_tokens"]) == (2, 5)
+    assert report["episode_len"] <= 2
+    _check_report(report, tasks=2, k=1)
+
+
 def test_eval_lora_adapter_folder(tiny_checkpoint, tmp_path):
     from peft import LoraConfig, get_peft_model
 

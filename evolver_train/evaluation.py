@@ -345,6 +345,8 @@ def evaluate_policy(
         raise ValueError(f"k={k} independent samples need temperature > 0, got {temperature!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+    if num_tasks is not None and num_tasks < 1:
+        raise ValueError(f"num_tasks must be >= 1 or None, got {num_tasks!r}")
     if model is None and generate is None:
         raise ValueError("give a model or a generate function")
     settings = rollout if isinstance(rollout, RolloutSettings) else RolloutSettings.from_config(rollout or {})
@@ -364,9 +366,7 @@ def evaluate_policy(
     try:
         if tasks is None:
             tasks = pool.take(1)[0].unwrapped.tasks(split)
-            if num_tasks is not None:
-                tasks = tasks[:num_tasks]
-        tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks]
+        tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks][:num_tasks]
         if not tasks:
             raise ValueError(f"no tasks to evaluate (env {env_id!r}, split {split!r})")
         codec = ChatCodec(

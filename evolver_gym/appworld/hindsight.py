@@ -136,7 +136,9 @@ def hindsight_from_diff(
                 }
             )
             what = labels.name(d.app, d.table, rid) if d.table != "users" else f"account (user {rid})"
-            lines.append(f"In the {d.app} app, change the {what} so that its {labels.fields(d.app, fields, ' is ')}.")
+            lines.append(
+                f"In the {d.app} app, change the {what} so that its {labels.fields(d.app, fields, ' is ')}."
+            )
         if d.removed:
             tests.append(
                 {

@@ -1,4 +1,4 @@
-"""``evolver/AppWorld-v0`` under ``gymnasium.vector``: synchronous, and asynchronous with text passed by pipe."""
+"""``evolver/AppWorld-v0`` under ``gymnasium.vector``: sync, and async with text passed by pipe."""
 
 from __future__ import annotations
 
@@ -14,13 +14,19 @@ from evolver_gym.appworld.env import AppWorldEnv
 def test_appworld_runs_under_vector_envs(kind):
     fns = [lambda: gym.make("evolver/AppWorld-v0", max_steps=5) for _ in range(2)]
     # Text observations cannot live in shared numpy memory: async envs pass them by pipe.
-    venv = gym.vector.SyncVectorEnv(fns) if kind == "sync" else gym.vector.AsyncVectorEnv(fns, shared_memory=False)
+    venv = (
+        gym.vector.SyncVectorEnv(fns)
+        if kind == "sync"
+        else gym.vector.AsyncVectorEnv(fns, shared_memory=False)
+    )
     try:
         task = AppWorldEnv().tasks("train")[3]
         obs, infos = venv.reset(seed=0, options={"task_id": task.task_id})
         assert len(obs) == 2 and all(task.instruction in o for o in obs)
         assert list(infos["instruction"]) == [task.instruction] * 2
-        obs, rewards, term, trunc, infos = venv.step(["print(apis.supervisor.show_profile()['email'])", "def ("])
+        obs, rewards, term, trunc, infos = venv.step(
+            ["print(apis.supervisor.show_profile()['email'])", "def ("]
+        )
         assert list(infos["action_valid"]) == [True, False] and "@" in obs[0] and "Syntax" in obs[1]
         assert np.all(rewards == 0.0) and not term.any()
         # Both sub-envs play the reference of the same task: each solves it on its own state.

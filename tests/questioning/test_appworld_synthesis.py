@@ -40,8 +40,12 @@ def env():
 
 def _synthesize(env, n, *, embedder=None, seed=0, batch=8):
     pool = TaskPool(None)
-    cfg = SynthesisConfig(batch=batch, seed=seed, embedding_threshold=0.92 if embedder else None,
-                          leakage_cosine=0.9 if embedder else None)
+    cfg = SynthesisConfig(
+        batch=batch,
+        seed=seed,
+        embedding_threshold=0.92 if embedder else None,
+        leakage_cosine=0.9 if embedder else None,
+    )
     synth = build_synthesizer(env, pool, cfg, embedder=embedder)
     assert isinstance(synth.explorer.policy, CodeExplorer)  # picked automatically for a code env
     return pool, synth.run(n)
@@ -137,8 +141,24 @@ def test_self_questioning_draws_and_the_env_scores_a_synthetic_task(env):
 
 def test_cli_synthesizes_on_appworld(tmp_path):
     out = tmp_path / "aw"
-    assert main(["synthesize", "--env", "evolver/AppWorld-v0", "--n", "4", "--batch", "6", "--out", str(out),
-                 "--no-embeddings", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "synthesize",
+                "--env",
+                "evolver/AppWorld-v0",
+                "--n",
+                "4",
+                "--batch",
+                "6",
+                "--out",
+                str(out),
+                "--no-embeddings",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert report["explorer"] == "CodeExplorer" and report["synthetic_tasks"] == 4
     rows = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines()]

@@ -46,8 +46,12 @@ class ApiDoc:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> ApiDoc:
-        return cls(str(doc["app_name"]), str(doc["api_name"]), str(doc.get("method", "GET")),
-                   tuple(dict(p) for p in doc.get("parameters", [])))
+        return cls(
+            str(doc["app_name"]),
+            str(doc["api_name"]),
+            str(doc.get("method", "GET")),
+            tuple(dict(p) for p in doc.get("parameters", [])),
+        )
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,9 @@ class AppConventions:
     login_api: str = "login"
     token_param: str = "access_token"
     failure_prefix: str = "Execution failed"
-    skip: frozenset[str] = frozenset({"login", "logout", "change_password", "complete_task", "show_active_task"})
+    skip: frozenset[str] = frozenset(
+        {"login", "logout", "change_password", "complete_task", "show_active_task"}
+    )
     skip_apps: frozenset[str] = frozenset({"api_docs"})
 
 
@@ -94,7 +100,9 @@ _DOCS_CELL = """docs = [apis.api_docs.show_api_doc(app_name={app!r}, api_name=d[
 print(json.dumps([[d["app_name"], d["api_name"], d["method"], d["parameters"]] for d in docs]))"""
 
 
-def discover_api_docs(env: Any, task: Task | dict | None = None, apps: Sequence[str] | None = None) -> list[ApiDoc]:
+def discover_api_docs(
+    env: Any, task: Task | dict | None = None, apps: Sequence[str] | None = None
+) -> list[ApiDoc]:
     """Every API's documentation, read through the env's ``api_docs`` app (one cell per app).
 
     ``apps`` defaults to the apps in ``profile()["operations"]``; ``task`` is the episode the
@@ -114,8 +122,11 @@ def discover_api_docs(env: Any, task: Task | dict | None = None, apps: Sequence[
         if not info.get("action_valid", False):
             raise RuntimeError(f"could not read the API docs of app {app!r}: {obs[-300:]}")
         for row in json.loads(obs.strip()):
-            docs.append(ApiDoc.from_doc({"app_name": row[0], "api_name": row[1], "method": row[2],
-                                         "parameters": row[3]}))
+            docs.append(
+                ApiDoc.from_doc(
+                    {"app_name": row[0], "api_name": row[1], "method": row[2], "parameters": row[3]}
+                )
+            )
         if term or trunc:
             env.reset(options={"task": Task.from_dict(task).public()})
             first = True
@@ -148,8 +159,10 @@ def _harvest(text: str) -> list[tuple[str, Any]]:
     return out
 
 
-_WORDS = ("budget weekend garden recipe travel meeting birthday gym reading project groceries concert "
-          "movie summer review plan ideas piano coffee hiking finance reminder school music dinner").split()
+_WORDS = (
+    "budget weekend garden recipe travel meeting birthday gym reading project groceries concert "
+    "movie summer review plan ideas piano coffee hiking finance reminder school music dinner"
+).split()
 _FIRST = ("Avery Jordan Morgan Riley Casey Quinn Rowan Sage Emery Harper").split()
 _LAST = ("Lindqvist Okafor Moreau Tanaka Alvarez Novak Brennan Castillo Iyer Sorensen").split()
 _DAYS = ("monday tuesday wednesday thursday friday saturday sunday").split()
@@ -179,12 +192,19 @@ class CodeExplorer:
         >>> ex.reset(Task("t", "evolver/AppWorld-v0", "x"), np.random.default_rng(0))
         >>> "login" in ex("prompt", {})
         True
-        >>> ex("['notes']", {"action_valid": True}).startswith("r1 = apis.notes.create_note(access_token=tokens['notes']")
-        True
+        >>> ex("['notes']", {"action_valid": True}).splitlines()[0]
+        "r1 = apis.notes.create_note(access_token=tokens['notes'], title='Birthday movie')"
     """
 
-    def __init__(self, docs: Sequence[ApiDoc | dict[str, Any]], conventions: AppConventions = APPWORLD, *,
-                 write_prob: float = 0.5, optional_prob: float = 0.3, writes_range: tuple[int, int] = (1, 2)):
+    def __init__(
+        self,
+        docs: Sequence[ApiDoc | dict[str, Any]],
+        conventions: AppConventions = APPWORLD,
+        *,
+        write_prob: float = 0.5,
+        optional_prob: float = 0.3,
+        writes_range: tuple[int, int] = (1, 2),
+    ):
         if not docs:
             raise ValueError("CodeExplorer needs API docs, got none")
         for name, p in (("write_prob", write_prob), ("optional_prob", optional_prob)):
@@ -210,7 +230,9 @@ class CodeExplorer:
 
     def _username_key(self, login: ApiDoc) -> str:
         # The login doc says what the username is ("Your phone number." / "Your email address.").
-        desc = " ".join(str(p.get("description", "")) for p in login.params if p.get("name") == "username").lower()
+        desc = " ".join(
+            str(p.get("description", "")) for p in login.params if p.get("name") == "username"
+        ).lower()
         return "phone_number" if "phone" in desc else "email"
 
     def _reset_state(self) -> None:
@@ -272,7 +294,9 @@ class CodeExplorer:
             return True, repr("555" + "".join(str(int(d)) for d in self.rng.integers(0, 10, 7)))
         lo, hi = _bounds(p)
         if typ == "integer":
-            return True, str(int(self.rng.integers(int(lo if lo is not None else 1), int(hi if hi is not None else 5) + 1)))
+            return True, str(
+                int(self.rng.integers(int(lo if lo is not None else 1), int(hi if hi is not None else 5) + 1))
+            )
         if typ == "number":
             return True, repr(float(self._pick([5.0, 7.5, 10.0, 12.0, 20.0, 25.0, 40.0])))
         if typ == "boolean":
@@ -292,7 +316,9 @@ class CodeExplorer:
         if "date" in name or name == "birthday":
             base = [v for v in seen if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)]
             year = base[0][:4] if base else "2024"
-            return True, repr(f"{year}-{int(self.rng.integers(1, 13)):02d}-{int(self.rng.integers(1, 29)):02d}")
+            return True, repr(
+                f"{year}-{int(self.rng.integers(1, 13)):02d}-{int(self.rng.integers(1, 29)):02d}"
+            )
         if name == "first_name":
             return True, repr(self._pick(_FIRST))
         if name == "last_name":
@@ -310,7 +336,9 @@ class CodeExplorer:
         args = []
         for p in doc.params:
             required = bool(p.get("required"))
-            if not required and (p.get("name") not in ("access_token",) and self.rng.random() >= self.optional_prob):
+            if not required and (
+                p.get("name") not in ("access_token",) and self.rng.random() >= self.optional_prob
+            ):
                 continue
             ok, lit = self._fill(doc.app, p, doc.writes)
             if not ok:
@@ -322,11 +350,17 @@ class CodeExplorer:
 
     def _login_cell(self) -> str:
         cv = self.conventions
-        lines = [f'passwords = {{a["account_name"]: a["password"] for a in apis.{cv.supervisor_app}.{cv.passwords_api}()}}',
-                 f"me = apis.{cv.supervisor_app}.{cv.profile_api}()", "tokens = {}"]
+        sup = f"apis.{cv.supervisor_app}"
+        lines = [
+            f'passwords = {{a["account_name"]: a["password"] for a in {sup}.{cv.passwords_api}()}}',
+            f"me = apis.{cv.supervisor_app}.{cv.profile_api}()",
+            "tokens = {}",
+        ]
         for app in self.login_apps:
-            lines.append(f"tokens[{app!r}] = apis.{app}.{cv.login_api}(username=me[{self.login_user[app]!r}], "
-                         f"password=passwords[{app!r}])[{cv.token_param!r}]")
+            lines.append(
+                f"tokens[{app!r}] = apis.{app}.{cv.login_api}(username=me[{self.login_user[app]!r}], "
+                f"password=passwords[{app!r}])[{cv.token_param!r}]"
+            )
         lines.append("print(sorted(tokens))")
         return "\n".join(lines)
 
@@ -338,7 +372,9 @@ class CodeExplorer:
             self.own = {w.strip(".,;:()[]'\"") for w in observation.split()}
             return self._login_cell()
         # A cell that raised (an API error) ran validly but did nothing worth remembering.
-        ok = bool(info.get("action_valid", True)) and not observation.lstrip().startswith(self.conventions.failure_prefix)
+        ok = bool(info.get("action_valid", True)) and not observation.lstrip().startswith(
+            self.conventions.failure_prefix
+        )
         if self.pending is not None:
             if ok:
                 self._remember(self.pending.app, observation)
@@ -384,4 +420,3 @@ def _bounds(p: dict[str, Any]) -> tuple[float | None, float | None]:
         if m:
             lo, hi = (float(m.group(2)), hi) if m.group(1) == ">=" else (lo, float(m.group(2)))
     return lo, hi
-

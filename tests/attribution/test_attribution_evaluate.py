@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from .counter_env import CounterEnv
 
 from evolver_gym.core import record_episode
 from wrappers.attribution import (
@@ -13,6 +12,8 @@ from wrappers.attribution import (
     cohen_kappa,
     evaluate_attributor,
 )
+
+from .counter_env import CounterEnv
 
 
 def episodes():

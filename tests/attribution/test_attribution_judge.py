@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from .counter_env import SECRET, CounterEnv
 
 from evolver_gym.core import Step, Task, Trajectory
 from evolver_gym.core.llm.testing import Fault
@@ -15,6 +14,8 @@ from wrappers.attribution import (
     build_judge_messages,
     parse_verdicts,
 )
+
+from .counter_env import SECRET, CounterEnv
 
 
 def make_traj(actions, success, score=None, task_id="t/0"):

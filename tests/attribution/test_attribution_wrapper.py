@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from .counter_env import CounterEnv
 
 from evolver_gym.core import Trajectory
 from evolver_gym.core.llm import LLMError
@@ -16,6 +15,8 @@ from wrappers.attribution import (
     RuleAttributor,
     StepLabel,
 )
+
+from .counter_env import CounterEnv
 
 
 def play(env, actions, seed=0):

@@ -2,8 +2,17 @@ import gymnasium as gym
 import pytest
 
 from evolver_gym.core import (
-    Step, Task, TokenRecord, Trajectory, UnicodeText, derive_seed, make_random, make_rng, read_jsonl,
-    record_episode, write_jsonl,
+    Step,
+    Task,
+    TokenRecord,
+    Trajectory,
+    UnicodeText,
+    derive_seed,
+    make_random,
+    make_rng,
+    read_jsonl,
+    record_episode,
+    write_jsonl,
 )
 
 

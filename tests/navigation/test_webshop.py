@@ -11,8 +11,7 @@ pytest.importorskip("evolver_gym.webshop.env")
 pytestmark = pytest.mark.slow  # a warm-up of 40 WebShop episodes: ~30-60 s on 2 busy cores
 
 import evolver_gym  # noqa: E402,F401
-from wrappers.navigation import (ExperienceContext, ExperiencePool, OfflineSummarizer, build_pool,  # noqa: E402
-                                 oracle_policy)
+from wrappers.navigation import ExperienceContext, ExperiencePool, OfflineSummarizer, build_pool, oracle_policy  # noqa: E402
 from wrappers.navigation.cli import main as cli_main  # noqa: E402
 
 N_TRAIN = 40

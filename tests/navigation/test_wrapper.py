@@ -9,8 +9,16 @@ import gymnasium as gym
 import pytest
 
 from evolver_gym.core import Task, UnicodeText
-from wrappers.navigation import (EXP_CLOSE, EXP_OPEN, Experience, ExperienceContext, OfflineSummarizer,
-                                 build_pool, oracle_policy, strip_experience)
+from wrappers.navigation import (
+    EXP_CLOSE,
+    EXP_OPEN,
+    Experience,
+    ExperienceContext,
+    OfflineSummarizer,
+    build_pool,
+    oracle_policy,
+    strip_experience,
+)
 
 ENV_ID = "test/Shop-v0"
 ITEMS = ["red running shoes", "hazelnut ground coffee", "wireless headphones", "cotton bath towel"]

@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evolver_gym.core import Task
-from .questioning_env import ToyShopEnv
 from wrappers.questioning import Candidate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup
 from wrappers.questioning.text import JaccardIndex, jaccard
+
+from .questioning_env import ToyShopEnv
 
 WORDS = ["red", "blue", "hat", "shoe", "buy", "the", "a", "size", "large", "cheap"]
 

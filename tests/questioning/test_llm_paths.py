@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from evolver_gym.core import Step, Task, Trajectory
+from evolver_gym.core import Step, Trajectory
 from evolver_gym.core.llm.testing import Fault
-from .questioning_env import ToyShopEnv
 from wrappers.questioning import (
     Explorer,
     HindsightProposer,
@@ -22,6 +21,8 @@ from wrappers.questioning import (
     parse_task_blocks,
 )
 from wrappers.questioning.judge import parse_reward
+
+from .questioning_env import ToyShopEnv
 
 
 def _traj(env: ToyShopEnv) -> Trajectory:

@@ -6,9 +6,10 @@ import itertools
 
 import pytest
 
-from .questioning_env import ToyShopEnv
 from wrappers.questioning import LeakageGuard, SynthesisConfig, TaskPool, build_synthesizer, replay
 from wrappers.questioning.text import jaccard
+
+from .questioning_env import ToyShopEnv
 
 
 def _synth(pool, **kw):

@@ -9,8 +9,9 @@ import pytest
 
 from evolver_gym.core import Task
 from evolver_gym.core.llm.testing import Fault
-from .questioning_env import ToyShopEnv
 from wrappers.questioning import CurriculumConfig, SelfQuestioning, TaskPool
+
+from .questioning_env import ToyShopEnv
 
 CANARY = "click[CANARY-7f3a]"
 KEYS = {"origin", "task_id", "difficulty", "parent_id", "judge"}

@@ -14,8 +14,15 @@ from .record import Experience
 from .summarize_llm import LLMSummarizer, parse_insights
 from .summarize_offline import OfflineSummarizer
 from .warmup import build_pool, oracle_policy, random_policy
-from .wrapper import EXP_CLOSE, EXP_OPEN, ExperienceContext, Summarizer, format_block, is_training_task, \
-    strip_experience
+from .wrapper import (
+    EXP_CLOSE,
+    EXP_OPEN,
+    ExperienceContext,
+    Summarizer,
+    format_block,
+    is_training_task,
+    strip_experience,
+)
 
 __all__ = ["EXP_CLOSE", "EXP_OPEN", "Embedder", "Experience", "ExperienceContext", "ExperiencePool", "Hit",
            "LLMSummarizer", "OfflineSummarizer", "PoolConfig", "Summarizer", "build_pool", "default_model_path",

@@ -16,7 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("evolver_gym.cli:play_main", "play the oracle and baseline policies on an environment and print scores"),
     "train": ("evolver_train.train_cli:main", "train a policy with GRPO (basic or overall mode) from a YAML config"),
     "sft": ("evolver_train.sft:main", "supervised warm start of a policy on oracle demonstrations"),
-    "eval": ("evolver_train.evaluation:main", "evaluate a checkpoint: avg@k / best@k, success and score"),
+    "eval": ("evolver_train.eval_cli:main", "evaluate a checkpoint: avg@k / best@k, success and score"),
     "arena": ("arena.cli:main", "Avalon games, tournaments and the web viewer"),
     "experience": ("wrappers.navigation.cli:main", "build, search, inspect and export an experience pool"),
     "questions": ("wrappers.questioning.cli:main", "synthesize and curate training tasks"),

@@ -5,11 +5,11 @@
 * ``RolloutSettings`` - turn cap, token budgets and system prompt of the rollouts (take them from the
   training config so a policy is evaluated in the layout it was trained in).
 * ``avg_best_at_k`` - avg@k (mean over tasks of the mean over k) and best@k (mean over tasks of the max).
-* ``wilson_interval`` - the Wilson score interval of a rate (win rates of arena seats).
 * ``OraclePolicy`` - the environment's oracle actions played through the same token interface; the
   ceiling of an evaluation and the scripted policy of its tests.
 * ``load_checkpoint`` - a model and tokenizer from a checkpoint folder or a LoRA adapter folder.
-* ``main`` - ``evolver eval --checkpoint PATH --env ENV_ID --split dev --k 8 [--out report.json]``.
+
+The command line, ``evolver eval``, is in :mod:`evolver_train.eval_cli`.
 
 The report always has ``avg@k``, ``best@k``, ``success_rate`` (= avg@k of success, with its Wilson
 interval over episodes), ``score`` (mean benchmark score), ``avg_score@k``/``best_score@k``,
@@ -21,9 +21,7 @@ Wilson interval, unfinished games (counted as lost) and the win rate per side.
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -34,16 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from evolver_gym.core import Task, derive_seed
+from evolver_gym.core.stats import wilson_interval
 
 __all__ = [
     "evaluate_policy",
     "RolloutSettings",
     "avg_best_at_k",
-    "wilson_interval",
     "OraclePolicy",
     "build_byte_tokenizer",
     "load_checkpoint",
-    "main",
 ]
 
 
@@ -67,27 +64,6 @@ def avg_best_at_k(outcomes: Mapping[str, Sequence[float]]) -> dict[str, float]:
         "best@k": sum(max(r) for r in rows) / len(rows),
         "num_tasks": len(rows),
     }
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of ``successes / n`` (``(0, 1)`` when ``n == 0``).
-
-    Example:
-        >>> [round(x, 3) for x in wilson_interval(50, 100)]
-        [0.404, 0.596]
-    """
-    if n == 0:
-        return (0.0, 1.0)
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie in 0..{n}, got {successes!r}")
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # The bounds are exactly 0 and 1 at p = 0 and p = 1; rounding error would put p outside its interval.
-    lo = 0.0 if successes == 0 else max(0.0, centre - half)
-    hi = 1.0 if successes == n else min(1.0, centre + half)
-    return (lo, hi)
 
 
 # -- rollout settings and policies -------------------------------------------------------------
@@ -546,192 +522,3 @@ def _arena_metrics(episodes: list[Any]) -> dict[str, Any]:
             for side, v in sorted(by_side.items())
         },
     }
-
-
-# -- command line ------------------------------------------------------------------------------
-
-_ROLLOUT_FLAGS = (
-    "max_turns",
-    "max_episode_tokens",
-    "max_turn_tokens",
-    "max_observation_tokens",
-    "system_prompt",
-)
-
-
-def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
-    """env_id, env_kwargs and rollout settings a checkpoint was trained with, where it records them."""
-    if (folder / "sft_config.json").exists():
-        return json.loads((folder / "sft_config.json").read_text())
-    if (folder / "training_args.bin").exists():
-        import torch
-
-        try:  # our own file, written by the trainer: the pickled EvolverGRPOConfig
-            args = torch.load(folder / "training_args.bin", weights_only=False)
-        except Exception:  # noqa: BLE001 - an unreadable record only loses the defaults
-            return {}
-        keys = ("env_id", "env_kwargs", "observation_shaping", *_ROLLOUT_FLAGS)
-        return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
-    return {}
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="evolver eval",
-        description="avg@k / best@k of a policy checkpoint "
-        "(k sampled episodes per task), success, score, TGC/SGC, arena win rate.",
-    )
-    p.add_argument(
-        "--checkpoint",
-        required=True,
-        help="Checkpoint folder (model or LoRA adapter), a hub "
-        "name, or 'oracle' (the environment's reference actions: the ceiling of the evaluation).",
-    )
-    p.add_argument(
-        "--env", dest="env_id", help="Gymnasium id; default: the one the checkpoint was trained on."
-    )
-    p.add_argument("--split", default="dev", help="Split whose tasks are played (default dev).")
-    p.add_argument("--k", type=int, default=8, help="Independent samples per task (default 8).")
-    p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (default 1.0).")
-    p.add_argument("--top-p", type=float, default=1.0, help="Nucleus sampling mass (default 1.0: off).")
-    p.add_argument(
-        "--num-tasks", type=int, help="Only the first N tasks of the split (arena: N games per k)."
-    )
-    p.add_argument("--env-kwargs", help="Environment constructor kwargs as JSON (default: the checkpoint's).")
-    p.add_argument("--experience", choices=("on", "off"), default="off", help="Inject retrieved experience.")
-    p.add_argument("--experience-uri", help="Experience pool: milvus-lite file or Milvus server URI.")
-    p.add_argument("--experience-top-k", type=int, help="Experiences injected per episode (pool default).")
-    p.add_argument("--experience-threshold", type=float, help="Minimum cosine similarity (pool default).")
-    p.add_argument(
-        "--observation-shaping",
-        help="Comma-separated observation shapers (drop_repeated_instruction); default: the checkpoint's.",
-    )
-    p.add_argument(
-        "--config", help="Training recipe (YAML): env_id, env_kwargs and rollout settings from it."
-    )
-    for name in _ROLLOUT_FLAGS:
-        kind = str if name == "system_prompt" else int
-        p.add_argument(
-            "--" + name.replace("_", "-"),
-            dest=name,
-            type=kind,
-            help="Rollout setting (default: "
-            "the recipe's, the checkpoint's, else " + repr(getattr(RolloutSettings(), name)) + ").",
-        )
-    p.add_argument("--seed", type=int, default=0, help="Seed of resets and sampling.")
-    p.add_argument("--batch-size", type=int, default=64, help="Episodes played at once.")
-    p.add_argument("--device", help="torch device (default: cuda when available, else cpu).")
-    p.add_argument("--out", help="Write the JSON report here (else it is printed).")
-    p.add_argument("--quiet", action="store_true", help="No progress lines.")
-    return p
-
-
-def _summary(report: dict[str, Any]) -> str:
-    k = report["k"]
-    lines = [
-        f"{report['env_id']} {report['split']}: {report['num_tasks']} tasks x k={k}"
-        f" at T={report['temperature']} (experience {'on' if report['experience']['enabled'] else 'off'})",
-        f"  avg@{k} {report['avg@k']:.3f}  best@{k} {report['best@k']:.3f}"
-        f"  success {report['success_rate']:.3f}"
-        f" [{report['success_rate_ci95'][0]:.3f}, {report['success_rate_ci95'][1]:.3f}]"
-        f"  score {report['score']:.3f}",
-    ]
-    for key, block in report["by_difficulty"].items():
-        lines.append(
-            f"  difficulty {key}: {block['num_tasks']} tasks, avg@{k} {block['avg@k']:.3f}, "
-            f"best@{k} {block['best@k']:.3f}"
-        )
-    if "appworld" in report:
-        a = report["appworld"]
-        lines.append(
-            f"  TGC {a['avg']['overall']['task_goal_completion']:.1f}  SGC "
-            f"{a['avg']['overall']['scenario_goal_completion']:.1f}  (best of {k}: TGC "
-            f"{a['best']['overall']['task_goal_completion']:.1f}, SGC "
-            f"{a['best']['overall']['scenario_goal_completion']:.1f})"
-        )
-    if "arena" in report:
-        a = report["arena"]
-        lines.append(
-            f"  win rate {a['win_rate']:.3f} [{a['win_rate_ci95'][0]:.3f}, {a['win_rate_ci95'][1]:.3f}]"
-            f" over {a['games']} games ({a['unfinished']} unfinished)"
-        )
-    return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    oracle = args.checkpoint == "oracle"
-    settings: dict[str, Any] = {} if oracle else _checkpoint_defaults(Path(args.checkpoint))
-    if args.config:
-        import yaml
-
-        with open(args.config, encoding="utf-8") as fh:
-            settings.update({key: v for key, v in (yaml.safe_load(fh) or {}).items() if v is not None})
-    settings.update({name: getattr(args, name) for name in _ROLLOUT_FLAGS if getattr(args, name) is not None})
-    env_id = args.env_id or settings.get("env_id")
-    if not env_id:
-        raise SystemExit("evolver eval: --env is required (the checkpoint does not record its environment)")
-    env_kwargs = settings.get("env_kwargs") or {}
-    if args.env_kwargs:
-        try:
-            env_kwargs = json.loads(args.env_kwargs)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(
-                f"evolver eval: --env-kwargs must be a JSON object, got {args.env_kwargs!r}: {exc}"
-            ) from None
-    if isinstance(env_kwargs, str):
-        env_kwargs = json.loads(env_kwargs)
-    shaping = settings.get("observation_shaping") or []
-    if args.observation_shaping is not None:
-        shaping = [name for name in args.observation_shaping.split(",") if name]
-    common = dict(
-        split=args.split,
-        k=args.k,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        num_tasks=args.num_tasks,
-        env_kwargs=env_kwargs,
-        experience=args.experience == "on",
-        experience_uri=args.experience_uri,
-        experience_top_k=args.experience_top_k,
-        experience_threshold=args.experience_threshold,
-        observation_shaping=shaping,
-        seed=args.seed,
-        batch_size=args.batch_size,
-        progress=not args.quiet,
-    )
-    if oracle:
-        factory, _ = _make_env_factory(env_id, env_kwargs, False, None, None, None, shaping)
-        env = factory()
-        tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
-        policy = OraclePolicy(tasks, env.unwrapped.oracle)
-        env.close()
-        common["tasks"] = tasks
-        report = evaluate_policy(
-            None,
-            policy.tokenizer,
-            env_id,
-            generate=policy.generate,
-            rollout=RolloutSettings.from_config(settings, policy.rollout),
-            **common,
-        )
-    else:
-        import torch
-
-        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        model, tokenizer = load_checkpoint(args.checkpoint, device=device)
-        report = evaluate_policy(
-            model, tokenizer, env_id, rollout=RolloutSettings.from_config(settings), **common
-        )
-    report["checkpoint"] = args.checkpoint
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(str(args.out) + ".tmp")
-        tmp.write_text(json.dumps(report, indent=2, default=str))
-        os.replace(tmp, args.out)  # a killed run never leaves half a report
-        print(_summary(report))
-        print(f"report written to {args.out}")
-    else:
-        print(_summary(report), file=sys.stderr)
-        print(json.dumps(report, indent=2, default=str))
-    return 0

@@ -4,7 +4,7 @@
   (a rerun skips games already there), return and write the summary.
 * ``summarize`` - per-entrant, per-team and per-role win rates (Wilson 95% intervals), good win
   rate, end reasons, invalid/fallback counts, Elo.
-* ``wilson`` - the Wilson score interval; ``elo_ratings`` - team Elo over games in order.
+* ``elo_ratings`` - team Elo over games in order.
 * ``make_entrant`` - an entrant from a spec: ``random``, ``rule``, ``rule_votes`` or
   ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint).
 
@@ -17,35 +17,19 @@ equally often.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from evolver_gym.core.seeding import derive_seed, make_rng
+from evolver_gym.core.stats import wilson_interval
 
 from .bots import PLAYER_KINDS, Player, make_player
 from .play import play_game
 from .rules import EVIL_ROLES, AvalonConfig
 
-__all__ = ["run_tournament", "side_matchup", "summarize", "wilson", "elo_ratings", "make_entrant", "schedule"]
-
-
-def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a win rate (``(0, 1)`` when ``n == 0``).
-
-    Example:
-        >>> lo, hi = wilson(50, 100); round(lo, 3), round(hi, 3)
-        (0.404, 0.596)
-    """
-    if n == 0:
-        return (0.0, 1.0)
-    p = wins / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+__all__ = ["run_tournament", "side_matchup", "summarize", "elo_ratings", "make_entrant", "schedule"]
 
 
 def make_entrant(spec: str, name: str | None = None) -> Callable[[], Player]:
@@ -212,7 +196,7 @@ def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 150
 
 
 def _rate(wins: int, n: int) -> dict[str, Any]:
-    lo, hi = wilson(wins, n)
+    lo, hi = wilson_interval(wins, n)
     return {
         "games": n,
         "wins": wins,

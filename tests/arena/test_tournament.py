@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from arena.avalon import AvalonConfig
-from arena.avalon.tournament import elo_ratings, run_tournament, schedule, wilson
+from arena.avalon.tournament import elo_ratings, run_tournament, schedule
+from evolver_gym.core.stats import wilson_interval as wilson
 
 
 def test_wilson_interval_known_values():

@@ -10,6 +10,7 @@ import gymnasium as gym
 import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
+from evolver_gym.core.stats import wilson_interval
 from evolver_train.cli import main as evolver_main
 from evolver_train.evaluation import (
     OraclePolicy,
@@ -17,7 +18,6 @@ from evolver_train.evaluation import (
     avg_best_at_k,
     evaluate_policy,
     load_checkpoint,
-    wilson_interval,
 )
 
 WEBSHOP = "evolver/WebShop-v0"

@@ -2,6 +2,9 @@
 
 * ``DropRepeatedInstruction`` - removes the instruction header that WebShop repeats at the top of
   every page after the first observation.
+* ``TopResults`` - shows only the first ``k`` products of a WebShop results page.
+* ``shape_environment`` - apply shapers named in a config (``drop_repeated_instruction``,
+  ``top_results=K``).
 
 A multi-turn rollout keeps the whole conversation in context, so the instruction the first
 observation showed is still there when the policy reads page five; repeating it costs a small
@@ -10,11 +13,14 @@ policy about 30 tokens a turn (a sixth of an episode) without adding information
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["DropRepeatedInstruction", "shape_environment"]
+__all__ = ["DropRepeatedInstruction", "TopResults", "shape_environment"]
+
+_PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
 
 
 class DropRepeatedInstruction(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -56,11 +62,57 @@ class DropRepeatedInstruction(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
 
+class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Show only the first ``k`` products of a results page (``ID [SEP] title [SEP] price`` groups).
+
+    The page is otherwise unchanged, and so is the environment: a product that is not shown can still
+    be clicked. With BM25 over the instruction, the product a goal asks for is almost always among the
+    first five results; the rest of the page is reading a small policy pays for on every turn.
+
+    Args:
+        env: A WebShop-like text environment.
+        k: Products kept per results page (>= 1).
+        separator: The page's field separator.
+
+    Example:
+        >>> import gymnasium as gym, evolver_gym
+        >>> env = TopResults(gym.make("evolver/WebShop-v0", num_products=200), k=3)
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> obs, *_ = env.step("search[" + info["instruction"] + "]")
+        >>> sum(1 for part in obs.split(" [SEP] ") if _PRODUCT_ID.match(part))
+        3
+
+    ``info`` keys written: none.
+    """
+
+    def __init__(self, env: gym.Env, k: int = 5, separator: str = "[SEP]"):
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be an int >= 1, got {k!r}")
+        gym.utils.RecordConstructorArgs.__init__(self, k=k, separator=separator)
+        gym.Wrapper.__init__(self, env)
+        self.k, self.joiner = k, f" {separator} "
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if isinstance(obs, str) and self.joiner in obs:
+            parts = obs.split(self.joiner)
+            ids = [i for i, part in enumerate(parts) if _PRODUCT_ID.match(part.strip())]
+            if len(ids) > self.k:
+                obs = self.joiner.join(parts[: ids[self.k]])
+        return obs, reward, terminated, truncated, info
+
+
+SHAPERS = ("drop_repeated_instruction", "top_results=K")
+
+
 def shape_environment(env: gym.Env, names: list[str] | tuple[str, ...]) -> gym.Env:
-    """``env`` wrapped by the named observation shapers (``"drop_repeated_instruction"``), in order."""
+    """``env`` wrapped by the named observation shapers, in order (see ``SHAPERS``)."""
     for name in names:
-        if name == "drop_repeated_instruction":
+        key, _, value = str(name).partition("=")
+        if key == "drop_repeated_instruction" and not value:
             env = DropRepeatedInstruction(env)
+        elif key == "top_results" and value.isdigit():
+            env = TopResults(env, k=int(value))
         else:
-            raise ValueError(f"unknown observation shaper {name!r}; choose from ['drop_repeated_instruction']")
+            raise ValueError(f"unknown observation shaper {name!r}; choose from {list(SHAPERS)}")
     return env

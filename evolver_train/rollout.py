@@ -125,16 +125,19 @@ def _pick(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
     if temperature <= 0:
         token = logits.argmax(-1)
     else:
-        scores = logits / temperature
+        scores = logp  # log_softmax(logits / T): the same distribution as logits / T
         if top_k and top_k > 0:
             kth = torch.topk(scores, min(top_k, scores.size(-1))).values[:, -1:]
             scores = scores.masked_fill(scores < kth, float("-inf"))
         if top_p < 1.0:
             sorted_scores, order = torch.sort(scores, descending=True)
-            cum = torch.softmax(sorted_scores, -1).cumsum(-1)
-            drop = cum - torch.softmax(sorted_scores, -1) > top_p
+            probs = torch.softmax(sorted_scores, -1)
+            drop = probs.cumsum(-1) - probs > top_p
             scores = scores.scatter(1, order, sorted_scores.masked_fill(drop, float("-inf")))
-        token = torch.multinomial(torch.softmax(scores, -1), 1, generator=generator).squeeze(-1)
+        # Exponential race (Gumbel-max): argmax(p / E), E ~ Exp(1), samples from p; much cheaper on CPU
+        # than torch.multinomial and as reproducible under a seeded generator.
+        race = torch.empty_like(scores).exponential_(generator=generator)
+        token = (scores - race.log()).argmax(-1)
     return token, logp.gather(1, token.unsqueeze(1)).squeeze(1)
 
 
@@ -170,6 +173,39 @@ class IncrementalSampler:
         self.slot: dict[int, int] = {}
         self.fed: list[int] = []
 
+    def _compact(self) -> None:
+        """Drop the masked columns (pads, finished rows' steps) from the cache between turns.
+
+        Each row's real columns are gathered, in order, into a right-aligned dense block as wide as the
+        longest row; attention and the per-token cache append then cost the real context, not the
+        holes that batching different-length observations leaves.
+        """
+        if self.cache is None or self.mask is None:
+            return
+        keep = self.mask.bool()
+        counts = keep.sum(1)
+        width = int(counts.max().item())
+        if width == self.mask.size(1):
+            return
+        n = self.mask.size(0)
+        index = torch.zeros((n, width), dtype=torch.long, device=self.mask.device)
+        mask = torch.zeros((n, width), dtype=self.mask.dtype, device=self.mask.device)
+        for s in range(n):
+            cols = torch.nonzero(keep[s]).flatten()
+            index[s, width - cols.numel():] = cols
+            mask[s, width - cols.numel():] = 1
+        layers = getattr(self.cache, "layers", None)
+        if layers is None or not all(hasattr(layer, "keys") and hasattr(layer, "values") for layer in layers):
+            return  # a cache type we do not know how to re-pack: keep it as it is
+        for layer in layers:
+            if layer.keys is None or layer.keys.dim() != 4:
+                return
+        for layer in layers:
+            gather = index[:, None, :, None].expand(-1, layer.keys.size(1), -1, layer.keys.size(3))
+            layer.keys = torch.gather(layer.keys, 2, gather)
+            layer.values = torch.gather(layer.values, 2, gather)
+        self.mask = mask
+
     def _forward(self, ids: torch.Tensor, new_mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         self.mask = new_mask if self.mask is None else torch.cat([self.mask, new_mask], dim=1)
         out = self.model(input_ids=ids, attention_mask=self.mask, position_ids=positions, use_cache=True,
@@ -191,6 +227,7 @@ class IncrementalSampler:
             self.fed = [0] * len(rows)
         n, device = len(self.fed), self.device
         slots = [self.slot[r] for r in rows]
+        self._compact()
         new = [c[self.fed[s]:] for s, c in zip(slots, contexts)]
         width = max(len(x) for x in new)
         ids = torch.full((n, width), self.pad, dtype=torch.long)

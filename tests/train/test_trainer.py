@@ -186,3 +186,25 @@ def test_checkpoint_kill_resume_keeps_plugin_state(tmp_path):
     assert trainer.plugin_state["episodes"] == 32
     final = json.loads((tmp_path / "out" / "checkpoint-4" / PLUGIN_STATE_FILE).read_text())
     assert final["hooks"]["pool"]["served"] == 8
+
+
+def test_left_aligned_logps_equal_trls_masked_computation(tmp_path):
+    """The log-probs read from left-aligned rows (no padding mask) equal TRL's masked forward."""
+    from trl import GRPOTrainer
+
+    trainer = _trainer(tmp_path, max_steps=1)
+    pad = trainer.processing_class.pad_token_id
+    prompt = torch.tensor([[pad, pad, 5, 6, 7], [pad, 5, 6, 8, 9], [4, 5, 6, 7, 8]])
+    prompt_mask = (prompt != pad).long()
+    completion = torch.tensor([[10, 11, 12, pad], [13, 14, pad, pad], [15, 16, 17, 18]])
+    completion_mask = (completion != pad).long()
+    ids, mask = torch.cat([prompt, completion], 1), torch.cat([prompt_mask, completion_mask], 1)
+    trainer.model.eval()
+    with torch.no_grad():
+        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4, compute_entropy=True)
+        ref, ref_ent, _ = GRPOTrainer._get_per_token_logps_and_entropies(trainer, trainer.model, ids, mask, 4,
+                                                                         compute_entropy=True)
+    keep = completion_mask.bool()
+    assert ours.shape == ref.shape == (3, 4)
+    torch.testing.assert_close(ours[keep], ref[keep], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ours_ent[keep], ref_ent[keep], atol=1e-5, rtol=1e-5)

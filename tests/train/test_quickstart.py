@@ -1,0 +1,90 @@
+"""The quickstart recipe: the config parses, and a miniature of it runs end to end (SFT warm start,
+evaluation, overall-mode GRPO, evaluation) and writes the checkpoint, TensorBoard events and the PNG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import evolver_gym  # noqa: F401 - registers the environment ids
+from evolver_train.observation import DropRepeatedInstruction, TopResults, shape_environment
+from evolver_train.train_cli import main, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
+
+
+def test_quickstart_config_parses_into_the_overall_mode_with_a_warm_start(tmp_path):
+    config = parse_config(["--config", QUICKSTART, "--output_dir", str(tmp_path)])
+    assert config.model_name_or_path == "tiny" and config.sft["num_demonstrations"] > 0
+    assert config.wrappers == ["questioning", "navigation", "attribution"]
+    assert config.wrapper_kwargs["attribution"]["attributor"] == "oracle"
+    assert config.attribution_alpha > 0 and config.experience_share > 0 and config.questioning_interval > 0
+    assert config.evolver_eval_split == "dev" and config.evolver_eval_temperature == 1.0
+    assert config.max_train_minutes > 0 and config.lr_scheduler_type == "constant"
+    assert config.env_kwargs["num_products"] == 200 and config.observation_shaping[0] == "drop_repeated_instruction"
+
+
+def test_quickstart_rejects_an_unknown_observation_shaper():
+    env = gym.make("evolver/WebShop-v0", num_products=200)
+    with pytest.raises(ValueError, match="'shout'"):
+        shape_environment(env, ["shout"])
+    with pytest.raises(ValueError, match="top_results=x"):
+        shape_environment(env, ["top_results=x"])
+    with pytest.raises(ValueError, match="k must be an int >= 1, got 0"):
+        TopResults(env, k=0)
+
+
+def test_top_results_keeps_the_first_products_and_every_click_still_works():
+    env = shape_environment(gym.make("evolver/WebShop-v0", num_products=200, max_steps=8),
+                            ["drop_repeated_instruction", "top_results=2"])
+    base = env.unwrapped
+    task = base.tasks("dev")[0]
+    env.reset(seed=0, options={"task": task})
+    obs, _, _, _, info = env.step(base.oracle(task)[0])
+    shown = [p for p in obs.split(" [SEP] ") if p.startswith("B0")]
+    products = [c for c in info["available_actions"]["clickables"] if c.startswith("b0")]
+    assert len(shown) == 2 and [p.lower() for p in shown] == products[:2] and len(products) > 2
+    obs, _, _, _, info = env.step(f"click[{products[-1]}]")  # a product not shown is still clickable
+    assert info["action_valid"] is True and "Buy Now" in obs
+
+
+def test_drop_repeated_instruction_only_cuts_the_exact_header():
+    env = DropRepeatedInstruction(gym.make("evolver/WebShop-v0", num_products=200, max_steps=8))
+    obs, info = env.reset(seed=0, options={"split": "dev", "index": 1})
+    assert info["instruction"] in obs  # the first observation keeps the instruction
+    task = info["task"]
+    plan = env.unwrapped.oracle(env.unwrapped.tasks("dev")[1])
+    obs, _, _, _, info = env.step(plan[0])
+    assert obs.startswith("Back to Search") and info["instruction"] not in obs
+    obs, _, _, _, info = env.step("click[nothing like this]")  # an invalid action's page passes through
+    assert info["action_valid"] is False and task["task_id"] == info["task"]["task_id"]
+
+
+def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
+    out = tmp_path / "run"
+    sft = {"num_demonstrations": 16, "max_steps": 2, "max_minutes": 0, "hidden_size": 32, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "log_every": 1}
+    rc = main(["--config", QUICKSTART, "--output_dir", str(out), "--sft", json.dumps(sft),
+               "--max_steps", "3", "--max_train_minutes", "0.0001",  # the time budget stops it after step 1
+               "--per_device_train_batch_size", "4", "--num_generations", "2", "--evolver_eval_episodes", "3",
+               "--max_turns", "3", "--max_episode_tokens", "200", "--max_turn_tokens", "12"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "sft: 2 steps" in printed and "success rate: before RL" in printed and "num_products=200" in printed
+    assert (out / "sft" / "tokenizer.json").exists() and (out / "sft" / "model.safetensors").exists()
+    assert (out / "model.safetensors").exists() and (out / "tokenizer.json").exists()
+    events = list((out / "runs").rglob("events.out.tfevents.*"))
+    assert events and max(e.stat().st_size for e in events) > 0
+    png = (out / "learning_curves.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    report = json.loads((out / "evaluation.json").read_text())
+    assert report["eval_goals"] == 3 and set(report["before"]) >= {"success_rate", "score"}
+    assert report["plugin"]["rollouts"] == 1  # one GRPO step, then the time budget stopped training
+    from evolver_train.policy import load_policy
+
+    model, tok = load_policy(out)  # the checkpoint is self-contained
+    assert model.config.hidden_size == 32 and tok.chat_template

@@ -172,9 +172,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     """Train the policy on oracle demonstrations and save it to ``config.output_dir``; returns the path."""
     import torch
 
-    from .rollout import ChatCodec
-
     from .observation import shape_environment
+    from .rollout import ChatCodec
 
     if config.num_threads:
         torch.set_num_threads(config.num_threads)

@@ -90,9 +90,12 @@ def _report(config: Any, n_eval: int, before: dict[str, float], after: dict[str,
         return f"{100 * (after[key] - before[key]):+.1f} points"
     return "\n".join([
         "",
-        f"== evolver train: held-out evaluation on {_describe_env(config)} ==",
+        f"== evolver train: held-out evaluation on {config.env_id}, before and after RL ==",
         f"   {config.evolver_eval_split} split, {n_eval} goals never trained on, one episode each, sampled at "
         f"temperature {config.evolver_eval_temperature}, no experience in the prompt",
+        *([f"   environment as configured (reduced for a small CPU run): {_describe_env(config)}"
+           + (f", observation shaping {list(config.observation_shaping)}" if config.observation_shaping else "")]
+          if config.env_kwargs or config.observation_shaping else []),
         f"   success rate: before RL {before['success_rate']:.3f}  ->  after RL {after['success_rate']:.3f}  "
         f"({pts('success_rate')})",
         f"   score:        before RL {before['score']:.3f}  ->  after RL {after['score']:.3f}  ({pts('score')})",

@@ -140,3 +140,11 @@ def test_observation_strings(env):
     assert 'File "<python-input>", line 1' in obs
     obs = env.step("print({'k': list(range(40))})")[0]
     assert obs.startswith("{\n")  # long JSON is indented like AppWorld's print
+
+
+def test_worker_allowlist_matches_the_static_check():
+    """The worker runs isolated (``python -I``) with its own copy of the import allowlist; the two agree."""
+    from evolver_gym.appworld import _worker
+    from evolver_gym.appworld.safety import ALLOWED_MODULES
+
+    assert set(_worker._SAFE_MODULES) == set(ALLOWED_MODULES)

@@ -1,7 +1,8 @@
 """Configuration of the GRPO plugin: TRL's ``GRPOConfig`` plus environments, rollouts and the mechanisms.
 
 * ``EvolverGRPOConfig`` - every knob of a training run; YAML and command line through ``TrlParser``.
-* ``parse_config`` - ``EvolverGRPOConfig`` from ``argv`` (``--config file.yaml`` plus overrides).
+
+The command line parser (``TrlParser``, YAML plus overrides) is ``evolver_train.train_cli.parse_config``.
 
 Example:
     >>> cfg = EvolverGRPOConfig(output_dir="/tmp/x", env_id="evolver/WebShop-v0", max_turns=8)
@@ -17,7 +18,7 @@ from typing import Any
 
 from trl import GRPOConfig
 
-__all__ = ["EvolverGRPOConfig", "parse_config", "WRAPPER_NAMES"]
+__all__ = ["EvolverGRPOConfig", "WRAPPER_NAMES"]
 
 # Wrapper names accepted in ``wrappers`` (applied in the order given, innermost first).
 WRAPPER_NAMES = ("questioning", "navigation", "attribution")

@@ -254,12 +254,13 @@ def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
 
     args = vars(_parser().parse_args(list(argv)))
     values: dict[str, Any] = {}
-    if args.pop("config"):
-        with open(args_path := argv[list(argv).index("--config") + 1], encoding="utf-8") as fh:
+    config_path = args.pop("config")
+    if config_path:
+        with open(config_path, encoding="utf-8") as fh:
             loaded = yaml.safe_load(fh) or {}
         unknown = set(loaded) - {f.name for f in fields(SFTConfig)}
         if unknown:
-            raise ValueError(f"{args_path}: unknown SFT options {sorted(unknown)}")
+            raise ValueError(f"{config_path}: unknown SFT options {sorted(unknown)}")
         values.update(loaded)
     for key, value in args.items():
         if value is not None:

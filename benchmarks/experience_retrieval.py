@@ -3,7 +3,8 @@
 Search latency uses synthetic unit-norm random vectors (embedding excluded) so the pool can be
 filled to 100k quickly; it is measured on both search paths of a milvus-lite pool: the in-process
 mirror (the default for milvus-lite) and Milvus's own search. Batched queries/s include embedding
-with the packaged all-MiniLM-L6-v2.
+with the packaged all-MiniLM-L6-v2, once per embedder precision: float32 and the default ``auto``
+(bfloat16 matrix products where the CPU has them), measured in the same run.
 
     python benchmarks/experience_retrieval.py [--sizes 1000 10000 100000] [--threads 2]
 """
@@ -20,6 +21,7 @@ import numpy as np
 
 from evolver_gym.core import make_rng
 from wrappers.navigation import Embedder, Experience, ExperiencePool
+from wrappers.navigation.embedder import native_bfloat16
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -41,17 +43,25 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    emb = Embedder()
+    # float32 first, then what "auto" picks on this machine (the default), when that differs
+    embedders = {"float32": Embedder(precision="float32")}
+    if native_bfloat16("cpu"):
+        embedders["bfloat16 (auto)"] = Embedder(precision="auto")
+    emb = embedders["float32"]
     texts = [f"i need a {c} {t} that is {a}, and price lower than {p}.00 dollars"
              for c, t, a, p in zip(["red", "blue", "black", "pink"] * 256, ["running shoes", "mascara", "headphones",
                                    "coffee", "towel", "sofa", "t-shirt", "shampoo"] * 128,
                                    ["waterproof", "long lasting", "machine wash", "sulfate free"] * 256,
                                    range(10, 1034))]
-    emb.encode(texts[:64])
-    t0 = time.perf_counter()
-    emb.encode(texts)
-    print(f"embedding: {len(texts) / (time.perf_counter() - t0):.0f} texts/s (batch {emb.batch_size}, "
-          f"{args.threads} threads)")
+    rates = {}
+    for name, e in embedders.items():
+        e.encode(texts[:64])
+        t0 = time.perf_counter()
+        e.encode(texts)
+        rates[name] = len(texts) / (time.perf_counter() - t0)
+        print(f"embedding [{name}]: {rates[name]:.0f} texts/s (batch {e.batch_size}, {args.threads} threads)")
+    if len(rates) > 1:
+        print(f"embedding speed-up of auto over float32: {rates['bfloat16 (auto)'] / rates['float32']:.2f}x")
     rng = make_rng(0, "bench-experience")
     root = Path(tempfile.mkdtemp(prefix="expbench-"))
     try:
@@ -82,13 +92,17 @@ def main() -> None:
                     print(f"n={n:>6} search={mode:<6} insert {n / ins:>7.0f}/s  search p50 {_pct(lat, 50):6.2f} ms "
                           f"p99 {_pct(lat, 99):6.2f} ms | env-filtered p50 {_pct(latf, 50):6.2f} ms "
                           f"p99 {_pct(latf, 99):6.2f} ms")
-                    if mode == "memory" and n == 10000:
-                        qs = texts[:512]
-                        t0 = time.perf_counter()
-                        for i in range(0, len(qs), 64):
-                            pool.search_batch(qs[i:i + 64], top_k=5)
-                        dt = time.perf_counter() - t0
-                        print(f"n={n:>6} batched search with embedding: {len(qs) / dt:.0f} queries/s (batches of 64)")
+                if mode == "memory" and n == 10000:
+                    qs = texts[:512]
+                    for name, e in embedders.items():
+                        with ExperiencePool(uri=uri, embedder=e, search_mode=mode) as pool:
+                            pool.search_batch(qs[:64], top_k=5)
+                            t0 = time.perf_counter()
+                            for i in range(0, len(qs), 64):
+                                pool.search_batch(qs[i:i + 64], top_k=5)
+                            dt = time.perf_counter() - t0
+                        print(f"n={n:>6} batched search with embedding [{name}]: {len(qs) / dt:.0f} queries/s "
+                              f"(batches of 64)")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -14,9 +14,9 @@ training split. Without a quickstart recipe, ``configs/basic.yaml`` and ``config
 
 Writes ``<out-dir>/learning_webshop.json``, the PNG and the markdown table (``--results``).
 
-    python benchmarks/learning_webshop.py                                  # full: 3 seeds (long)
+    python benchmarks/learning_webshop.py                                  # full: 3 seeds (about an hour)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
-        --sft-minutes 0.2 --sft-demos 64 --results /tmp/learning_smoke.md  # smoke test: minutes
+        --sft-steps 20 --sft-demos 64 --results /tmp/learning_smoke.md     # smoke test: minutes
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
         str(seed),
         "--rollout_seed",
         str(seed),
-        "--max_steps",
-        str(args.steps),
+        *(["--max_steps", str(args.steps)] if args.steps else []),
         "--max_train_minutes",
         "0",
         "--evolver_eval_episodes",
@@ -101,7 +100,8 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     import yaml
 
     config.sft = dict((yaml.safe_load(_recipe("overall").read_text()) or {}).get("sft") or {})
-    config.sft.update(max_minutes=args.sft_minutes)
+    if args.sft_steps:  # a step budget, like the recipe's: the same seed gives the same warm start anywhere
+        config.sft.update(max_steps=args.sft_steps, max_minutes=0)
     if args.sft_demos:
         config.sft.update(num_demonstrations=args.sft_demos)
     return run_warm_start(config)
@@ -291,15 +291,14 @@ def _markdown(
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument(
-        "--steps", type=int, default=200, help="GRPO steps per run (the same budget for both modes)."
-    )
+    p.add_argument("--steps", type=int, default=0,
+                   help="GRPO steps per run, the same budget for both modes (0 = the recipe's max_steps).")
     p.add_argument("--seeds", default="3", help="Number of seeds (0..n-1) or a comma-separated list.")
     p.add_argument(
-        "--eval-every", type=int, default=20, help="Evaluate every N steps (and at 0 and the end)."
+        "--eval-every", type=int, default=10, help="Evaluate every N steps (and at 0 and the end)."
     )
     p.add_argument("--eval-episodes", type=int, default=128, help="Held-out dev goals per evaluation.")
-    p.add_argument("--sft-minutes", type=float, default=4.0, help="SFT warm start time per seed.")
+    p.add_argument("--sft-steps", type=int, default=0, help="SFT warm start steps per seed (0 = the recipe's).")
     p.add_argument("--sft-demos", type=int, default=0, help="SFT demonstrations (0 = the recipe's).")
     p.add_argument("--tasks-per-step", type=int, default=0, help="Tasks per GRPO step (0 = the recipe's).")
     p.add_argument("--group", type=int, default=8, help="G, with --tasks-per-step.")
@@ -311,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
         help="Markdown table; the PNG is written next to it.",
     )
     args = p.parse_args(argv)
+    if not args.steps:
+        import yaml
+
+        args.steps = int((yaml.safe_load(_recipe("overall").read_text()) or {}).get("max_steps") or 200)
     seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else [int(s) for s in args.seeds.split(",")]
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):

@@ -2,6 +2,8 @@
 
 * ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
 * ``collect_demonstrations`` - play the environment's oracle, a share of it deliberately imperfect.
+* ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
+  share of the demonstrations.
 * ``encode_demonstration`` - the token ids of one demonstration exactly as a rollout lays them out.
 * ``train_sft`` - build (or load) the policy, train it on the demonstrations, save a checkpoint.
 * ``main`` - ``evolver sft --config configs/sft.yaml`` or flags.
@@ -12,6 +14,12 @@ RL time exactly the token layout it was trained on. Loss is on action tokens onl
 
 Imperfect demonstrations leave room for RL on purpose: a share of them buys a different product
 from the results, skips an option, or stops after the search, the way a half-trained agent would.
+
+A policy trained from scratch has never read an experience block; in overall mode
+(``ExperienceContext``) its first prompt would then start with text it cannot place, and it answers
+with invalid actions. ``experience_share`` puts the block, written by the offline summarizer from
+another demonstration, in front of that share of the demonstrations, so the warm start knows the
+format before RL starts.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ import numpy as np
 
 from evolver_gym.core import Step, Task, Trajectory, make_rng
 
-__all__ = ["SFTConfig", "collect_demonstrations", "encode_demonstration", "train_sft", "main"]
+__all__ = ["SFTConfig", "collect_demonstrations", "add_experience_context", "encode_demonstration", "train_sft",
+           "main"]
 
 
 @dataclass
@@ -59,12 +68,21 @@ class SFTConfig:
     batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
     max_steps: int = field(default=2000, metadata={"help": "Upper bound on optimiser steps."})
     max_minutes: float = field(default=5.0, metadata={"help": "Stop after this much training time (0 = no limit)."})
+    experience_share: float = field(default=0.0, metadata={
+        "help": "Share of demonstrations whose first observation starts with an experience block (offline "
+                "summary of another demonstration), as ExperienceContext injects it at RL time."})
+    experience_max_chars: int = field(default=300, metadata={
+        "help": "Character cap of those blocks; use the navigation wrapper's max_chars."})
     seed: int = field(default=0, metadata={"help": "Seed of demonstrations, initialisation and batching."})
     log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.imperfect_share <= 1.0:
             raise ValueError(f"imperfect_share must be in [0, 1], got {self.imperfect_share!r}")
+        if not 0.0 <= self.experience_share <= 1.0:
+            raise ValueError(f"experience_share must be in [0, 1], got {self.experience_share!r}")
+        if self.experience_max_chars < 80:
+            raise ValueError(f"experience_max_chars must be >= 80, got {self.experience_max_chars!r}")
         if self.num_demonstrations < 1 or self.batch_size < 1:
             raise ValueError(f"num_demonstrations and batch_size must be >= 1, got "
                              f"{self.num_demonstrations!r} and {self.batch_size!r}")
@@ -124,6 +142,48 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
     return demos
 
 
+def add_experience_context(demonstrations: Sequence[Trajectory], share: float, *, max_chars: int = 300,
+                           seed: int = 0) -> list[Trajectory]:
+    """A copy of ``demonstrations`` where ``share`` of them start with an experience block.
+
+    The experiences are the offline summarizer's, from the successful demonstrations; each chosen
+    demonstration gets one written from another task of the same product type when there is one
+    (what retrieval by instruction finds), from any other task otherwise. The block is
+    ``format_block`` of ``ExperienceContext``, prepended to the first observation as the wrapper does.
+    Returns the demonstrations unchanged when no demonstration yields an experience.
+    """
+    from wrappers.navigation.summarize_offline import OfflineSummarizer
+    from wrappers.navigation.wrapper import format_block
+
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must be in [0, 1], got {share!r}")
+    summarizer = OfflineSummarizer()
+    experiences = [e for d in demonstrations if d.success and d.steps for e in summarizer.summarize([d])]
+    if not experiences or share == 0.0:
+        return list(demonstrations)
+    by_type: dict[str, list[int]] = {}
+    for k, e in enumerate(experiences):
+        by_type.setdefault(str(e.metadata.get("product_type", "")), []).append(k)
+    rng = make_rng(seed, "sft-experience")
+    out: list[Trajectory] = []
+    for d in demonstrations:
+        if not d.steps or rng.random() >= share:
+            out.append(d)
+            continue
+        own = summarizer.summarize([d]) if d.success else []
+        ptype = str(own[0].metadata.get("product_type", "")) if own else ""
+        candidates = [k for k in by_type.get(ptype, []) if experiences[k].source_task_id != d.task.task_id]
+        candidates = candidates or [k for k in range(len(experiences))
+                                    if experiences[k].source_task_id != d.task.task_id] or list(range(len(experiences)))
+        block = format_block([experiences[int(candidates[int(rng.integers(len(candidates)))])]], max_chars)
+        first = d.steps[0]
+        steps = [Step(observation=block + first.observation, action=first.action, reward=first.reward,
+                      info=first.info), *d.steps[1:]]
+        out.append(Trajectory(task=d.task, steps=steps, success=d.success, score=d.score,
+                              metadata={**d.metadata, "experience": True}))
+    return out
+
+
 def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int], list[int]]:
     """(input ids, labels) of one demonstration: labels are -100 except on action tokens and their EOS."""
     if not trajectory.steps:
@@ -144,13 +204,13 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
 
 # -- training ----------------------------------------------------------------------------------
 
-def _build_policy(config: SFTConfig, env: gym.Env):
+def _build_policy(config: SFTConfig, env: gym.Env, extra_texts: Sequence[str] = ()):
     from .policy import TinyPolicyConfig, build_environment_tokenizer, build_tiny_policy, load_policy
 
     if config.model_name_or_path != "tiny":
         return load_policy(config.model_name_or_path)
     tokenizer = build_environment_tokenizer(env, env.unwrapped.tasks(config.split),
-                                            extra_texts=[config.system_prompt or ""])
+                                            extra_texts=[config.system_prompt or "", *extra_texts])
     size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
                             num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
     return build_tiny_policy(tokenizer, size, seed=config.seed), tokenizer
@@ -179,19 +239,26 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         torch.set_num_threads(config.num_threads)
     torch.manual_seed(config.seed)
     env = shape_environment(gym.make(config.env_id, **config.env_kwargs), config.observation_shaping)
-    model, tokenizer = _build_policy(config, env)
-    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
     if demonstrations is None:
         tasks = env.unwrapped.tasks(config.split)
         demonstrations = collect_demonstrations(env, tasks, config.num_demonstrations,
                                                 imperfect_share=config.imperfect_share, seed=config.seed)
+    blocks: list[str] = []
+    if config.experience_share > 0:
+        demonstrations = add_experience_context(demonstrations, config.experience_share,
+                                                max_chars=config.experience_max_chars, seed=config.seed)
+        # The block's template words join the tokenizer's vocabulary (the tiny policy's is built here).
+        blocks = [d.steps[0].observation for d in demonstrations if d.metadata.get("experience")]
+    model, tokenizer = _build_policy(config, env, blocks)
+    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
     env.close()
     encoded = [encode_demonstration(codec, d) for d in demonstrations]
     encoded = [e for e in encoded if e[0]]
     if not encoded:
         raise ValueError("no demonstration has a step: check the environment's oracle")
     perfect = sum(d.success for d in demonstrations) / len(demonstrations)
-    print(f"sft: {len(encoded)} demonstrations ({perfect:.0%} successful), "
+    with_experience = sum(bool(d.metadata.get("experience")) for d in demonstrations)
+    print(f"sft: {len(encoded)} demonstrations ({perfect:.0%} successful, {with_experience} with an experience block), "
           f"{sum(len(e[0]) for e in encoded) / len(encoded):.0f} tokens each on average")
 
     model.train()

@@ -51,6 +51,9 @@ def run_warm_start(config: Any) -> str:
               "max_observation_tokens": config.max_observation_tokens,
               "observation_shaping": list(config.observation_shaping), "seed": config.seed,
               "output_dir": os.path.join(config.output_dir, "sft")}
+    navigation = dict(config.wrapper_kwargs.get("navigation") or {}) if "navigation" in config.wrappers else {}
+    if "max_chars" in navigation:  # experience blocks in demonstrations as long as those injected at RL time
+        shared["experience_max_chars"] = int(navigation["max_chars"])
     sft_config = SFTConfig(**{**shared, **dict(config.sft)})
     return str(train_sft(sft_config))
 

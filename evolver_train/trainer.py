@@ -230,6 +230,11 @@ class EvolverGRPOTrainer(GRPOTrainer):
             if self.accelerator.is_main_process:
                 tasks = self.hooks.task_sampler(n_groups, derive_seed(args.rollout_seed, "tasks", mode, step))
             sampled = dict(enumerate(_broadcast(tasks)))
+        first_of_group: dict[int, Any] = {}
+        for i, p in enumerate(parsed):  # advantages are normalised per group: its rows must be one task
+            if first_of_group.setdefault((base + i) // g, p) != p:
+                raise RuntimeError(f"rows of group {(base + i) // g} carry different prompts; the sampler must "
+                                   f"repeat each prompt num_generations={g} times in a row (TRL's RepeatSampler)")
         rows = []
         for i, p in enumerate(parsed):
             group, pos = divmod(base + i, g)

@@ -208,3 +208,13 @@ def test_left_aligned_logps_equal_trls_masked_computation(tmp_path):
     assert ours.shape == ref.shape == (3, 4)
     torch.testing.assert_close(ours[keep], ref[keep], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(ours_ent[keep], ref_ent[keep], atol=1e-5, rtol=1e-5)
+
+
+def test_a_group_of_rows_must_be_one_task(tmp_path):
+    """Advantages are normalised within a group, so rows of different tasks in one group are refused."""
+    trainer = _trainer(tmp_path, max_steps=1)
+    a, b = trainer.train_dataset[0]["prompt"], trainer.train_dataset[1]["prompt"]
+    rows = trainer._row_specs([a] * 4 + [b] * 4, "train")
+    assert [r.group for r in rows] == [0] * 4 + [1] * 4 and rows[0].task == rows[3].task != rows[4].task
+    with pytest.raises(RuntimeError, match="rows of group 0 carry different prompts.*num_generations=4"):
+        trainer._row_specs([a, a, b, a] + [b] * 4, "train")

@@ -1,0 +1,69 @@
+"""The SFT warm start: demonstrations, experience blocks in a share of them, and the tokenizer they need."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import evolver_gym  # noqa: F401 - registers the environment ids
+from evolver_train.observation import shape_environment
+from evolver_train.sft import SFTConfig, add_experience_context, collect_demonstrations, train_sft
+from wrappers.navigation import EXP_CLOSE, EXP_OPEN
+
+ENV_KWARGS = {"num_products": 200, "max_steps": 8, "goals": "synthetic"}
+
+
+@pytest.fixture(scope="module")
+def demonstrations():
+    env = shape_environment(gym.make("evolver/WebShop-v0", **ENV_KWARGS), ["drop_repeated_instruction"])
+    demos = collect_demonstrations(env, env.unwrapped.tasks("train"), 60, imperfect_share=0.35, seed=0)
+    env.close()
+    return demos
+
+
+def test_experience_blocks_go_in_front_of_the_first_observation_of_a_share(demonstrations):
+    out = add_experience_context(demonstrations, 0.5, max_chars=300, seed=1)
+    chosen = [(d, o) for d, o in zip(demonstrations, out) if o.metadata.get("experience")]
+    assert 15 <= len(chosen) <= 45
+    for before, after in chosen:
+        first = after.steps[0].observation
+        assert first.startswith(EXP_OPEN) and first.endswith(before.steps[0].observation)
+        block = first[: len(first) - len(before.steps[0].observation)]
+        assert EXP_CLOSE in block and len(block) <= 300
+        assert before.task.task_id not in block  # written from another demonstration
+        assert after.actions == before.actions and after.score == before.score
+        assert [s.observation for s in after.steps[1:]] == [s.observation for s in before.steps[1:]]
+    untouched = [o for o in out if not o.metadata.get("experience")]
+    assert all(EXP_OPEN not in o.steps[0].observation for o in untouched if o.steps)
+    assert not any(EXP_OPEN in d.steps[0].observation for d in demonstrations if d.steps)  # inputs not mutated
+
+
+def test_experience_blocks_are_seeded(demonstrations):
+    first = [d.steps[0].observation for d in add_experience_context(demonstrations, 0.3, seed=4)]
+    again = [d.steps[0].observation for d in add_experience_context(demonstrations, 0.3, seed=4)]
+    other = [d.steps[0].observation for d in add_experience_context(demonstrations, 0.3, seed=5)]
+    assert first == again and first != other
+    assert add_experience_context(demonstrations, 0.0) == list(demonstrations)
+
+
+def test_bad_experience_settings_are_rejected(demonstrations):
+    with pytest.raises(ValueError, match="share must be in \\[0, 1\\], got 1.5"):
+        add_experience_context(demonstrations, 1.5)
+    with pytest.raises(ValueError, match="experience_share must be in \\[0, 1\\], got -0.1"):
+        SFTConfig(experience_share=-0.1)
+    with pytest.raises(ValueError, match="experience_max_chars must be >= 80, got 10"):
+        SFTConfig(experience_max_chars=10)
+
+
+def test_warm_start_with_experience_knows_the_block_vocabulary(tmp_path, demonstrations):
+    config = SFTConfig(output_dir=str(tmp_path / "sft"), env_kwargs=ENV_KWARGS, max_steps=1, max_minutes=0,
+                       hidden_size=32, num_hidden_layers=1, num_attention_heads=2, experience_share=0.5,
+                       observation_shaping=["drop_repeated_instruction"])
+    from evolver_train.policy import load_policy
+
+    _, tokenizer = load_policy(train_sft(config, demonstrations=list(demonstrations)))
+    ids = tokenizer("Some related experience to help you complete the task: Advice", add_special_tokens=False)
+    assert tokenizer.unk_token_id not in ids["input_ids"]
+    plain = SFTConfig(**{**config.__dict__, "experience_share": 0.0, "output_dir": str(tmp_path / "plain")})
+    _, tokenizer = load_policy(train_sft(plain, demonstrations=list(demonstrations)))
+    assert tokenizer.unk_token_id in tokenizer("Advice", add_special_tokens=False)["input_ids"]

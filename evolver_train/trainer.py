@@ -35,7 +35,7 @@ from evolver_gym.core import Task, derive_seed, make_rng
 
 from .advantages import EpisodeSignals, combine_step_advantages, cosine_alpha, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
-from .rollout import ChatCodec, Episode, EnvPool, IncrementalSampler, RowSpec, play_episodes
+from .rollout import ChatCodec, EnvPool, Episode, IncrementalSampler, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "SelfQuestioningCallback", "ExperienceCallback",
            "EvaluationCallback", "TimeBudgetCallback", "ConciseProgressCallback", "task_dataset", "PLUGIN_STATE_FILE"]

@@ -158,24 +158,20 @@ def add_experience_context(demonstrations: Sequence[Trajectory], share: float, *
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share must be in [0, 1], got {share!r}")
     summarizer = OfflineSummarizer()
-    experiences = [e for d in demonstrations if d.success and d.steps for e in summarizer.summarize([d])]
+    own = [summarizer.summarize([d]) if d.success and d.steps else [] for d in demonstrations]
+    experiences = [e for summary in own for e in summary]
     if not experiences or share == 0.0:
         return list(demonstrations)
-    by_type: dict[str, list[int]] = {}
-    for k, e in enumerate(experiences):
-        by_type.setdefault(str(e.metadata.get("product_type", "")), []).append(k)
     rng = make_rng(seed, "sft-experience")
     out: list[Trajectory] = []
-    for d in demonstrations:
+    for d, summary in zip(demonstrations, own):
         if not d.steps or rng.random() >= share:
             out.append(d)
             continue
-        own = summarizer.summarize([d]) if d.success else []
-        ptype = str(own[0].metadata.get("product_type", "")) if own else ""
-        candidates = [k for k in by_type.get(ptype, []) if experiences[k].source_task_id != d.task.task_id]
-        candidates = candidates or [k for k in range(len(experiences))
-                                    if experiences[k].source_task_id != d.task.task_id] or list(range(len(experiences)))
-        block = format_block([experiences[int(candidates[int(rng.integers(len(candidates)))])]], max_chars)
+        others = [e for e in experiences if e.source_task_id != d.task.task_id] or experiences
+        ptype = summary[0].metadata.get("product_type", "") if summary else ""
+        pool = [e for e in others if e.metadata.get("product_type", "") == ptype] or others
+        block = format_block([pool[int(rng.integers(len(pool)))]], max_chars)
         first = d.steps[0]
         steps = [Step(observation=block + first.observation, action=first.action, reward=first.reward,
                       info=first.info), *d.steps[1:]]

@@ -98,6 +98,7 @@ class Embedder:
             raise ValueError(f"max_seq_length must be an int >= 8 or None, got {max_seq_length!r}")
         self.model_name = _resolve(model)
         self.device = device
+        self._device_type = str(device).split(":")[0]  # what torch.autocast calls the device
         self.batch_size = batch_size
         if precision == "auto":
             precision = "bfloat16" if native_bfloat16(device) else "float32"
@@ -131,7 +132,7 @@ class Embedder:
         import torch
 
         # Autocast keeps norms and softmax in float32 and only moves the matrix products to bfloat16.
-        with torch.autocast(str(self.device).split(":")[0], dtype=torch.bfloat16,
+        with torch.autocast(self._device_type, dtype=torch.bfloat16,
                             enabled=self.precision == "bfloat16"):
             vecs = self._model.encode(texts, batch_size=self.batch_size, convert_to_tensor=True,
                                       show_progress_bar=False)

@@ -78,14 +78,15 @@ _FORBIDDEN_ATTRS = frozenset({"mro", "format", "format_map", "with_traceback", "
 SECCOMP_DENY = (
     "ptrace process_vm_readv process_vm_writev execve execveat fork vfork clone clone3 "
     "mount umount2 pivot_root chroot unshare setns mount_setattr move_mount open_tree fsopen fsconfig fsmount fspick "
-    "setrlimit prlimit64 setuid setgid setreuid setregid setresuid setresgid setgroups setfsuid setfsgid "
+    "setrlimit setuid setgid setreuid setregid setresuid setresgid setgroups setfsuid setfsgid "
     "pidfd_open pidfd_send_signal pidfd_getfd kcmp bpf perf_event_open userfaultfd keyctl add_key request_key "
     "init_module finit_module delete_module kexec_load kexec_file_load reboot swapon swapoff acct "
     "settimeofday clock_settime clock_adjtime adjtimex iopl ioperm open_by_handle_at name_to_handle_at "
     "io_uring_setup io_uring_enter io_uring_register personality prctl quotactl syslog vhangup "
     "fanotify_init mknod mknodat socket socketpair connect bind listen accept accept4"
 ).split()
-# signalling syscalls allowed only towards the worker itself (first argument == own pid)
+# signalling syscalls allowed only towards the worker itself (first argument == own pid); prlimit64 only
+# to read a limit (no new limit given), so no limit can be raised or changed
 SECCOMP_SELF_ONLY = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 
 _CLONE_NEWUSER = 0x10000000
@@ -93,6 +94,7 @@ _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
 _SYS_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self (same number on every arch)
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -190,6 +192,7 @@ def apply_seccomp(pid):
             pass
     for name in SECCOMP_SELF_ONLY:
         flt.add_rule(deny, name, _seccomp.Arg(0, _seccomp.NE, pid))
+    flt.add_rule(deny, "prlimit64", _seccomp.Arg(2, _seccomp.NE, 0))  # reading limits stays allowed
     flt.load()
 
 
@@ -494,6 +497,7 @@ def _zygote_main(ctrl_fd, cfg):
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote dies with the host
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker become the zygote's, where the host finds them
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps workers: no zombies
     cfg["zygote_pid"] = os.getpid()
     stdlib = os.path.dirname(os.__file__)

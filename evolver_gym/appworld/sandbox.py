@@ -206,6 +206,7 @@ class Sandbox:
             if w is not None:
                 w.kill()
         self._worker = self._spare = None
+        self._kill_strays(keep=())
         if self._ctrl is not None:
             self._ctrl.close()
             self._ctrl = None
@@ -261,6 +262,26 @@ class Sandbox:
         if self._worker is not None:
             self._worker.kill()
             self._worker = None
+            self._kill_strays(keep=(self._spare.pid,) if self._spare is not None else ())
+
+    def _kill_strays(self, keep: tuple[int, ...]) -> None:
+        """Kill every process under the zygote but ``keep``: what a worker forked, when it could.
+
+        With seccomp and the uid layer on, a worker cannot create processes and there is nothing to do.
+        Orphans of a dead worker are re-parented to the zygote (a child subreaper), so they are found here.
+        """
+        if self._zygote is None or (self.layers.get("seccomp") == "on" and self.layers.get("uid") == "on"):
+            return
+        for _ in range(10):
+            strays = [p for p in _descendants(self._zygote.pid, skip=set(keep))]
+            if not strays:
+                return
+            for p in strays:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
 
     def close(self) -> None:
         """Kill the worker, the spare and the zygote; no process of this sandbox survives."""
@@ -409,6 +430,28 @@ class Sandbox:
         """Kill the worker after a fault; the next cell gets a fresh one (never a replay)."""
         self._drop_worker()
         self.restarts += 1
+
+
+def _descendants(root: int, skip: set[int]) -> list[int]:
+    """Live descendants of ``root`` (from ``/proc``), leaving out the subtrees of ``skip``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in skip:
+                out.append(child)
+                stack.append(child)
+    return out
 
 
 def _seccomp_path() -> str | None:

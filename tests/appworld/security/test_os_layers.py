@@ -1,0 +1,226 @@
+"""The OS layers, each on its own: a cell that escaped the language layer still cannot reach the host.
+
+``Sandbox._execute_unguarded`` runs a cell with the real builtins, which is what a successful
+language-level escape would give. Each test runs the attack, asserts it fails, and asserts the
+sandbox answers the next cell. Tests that switch one layer off check that another layer still holds.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from evolver_gym.appworld.sandbox import LAYERS, Sandbox, SandboxConfig
+
+from .conftest import sandbox_answers, unguarded
+
+ROOT = os.geteuid() == 0
+PROJECT_FILE = Path(__file__).resolve().parents[3] / "evolver_gym" / "appworld" / "tasks.py"
+
+
+def _denied(output: str) -> bool:
+    return "PermissionError" in output or "Operation not permitted" in output or "Permission denied" in output
+
+
+def test_every_layer_is_active_on_this_machine(sandbox):
+    assert sandbox.profile()["layers"] == {name: "on" for name in LAYERS}
+
+
+def test_unprivileged_uid_gid(sandbox):
+    out = unguarded(sandbox, "import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())")
+    uid, euid, gid, groups = out.split(" ", 3)
+    assert uid == euid != "0" and gid != "0" and groups.strip() == "[]", out
+    assert _denied(unguarded(sandbox, "import os\nos.setuid(0)"))
+    sandbox_answers(sandbox)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/etc/passwd", "/etc/shadow", str(PROJECT_FILE), "/root", "/", "/tmp", "/dev", "/sys/kernel"],
+)
+def test_no_filesystem_beyond_the_interpreter(sandbox, path):
+    out = unguarded(sandbox, f"import os\np = {path!r}\nprint(os.listdir(p) if os.path.isdir(p) else open(p).read(10))")
+    assert _denied(out), out
+    sandbox_answers(sandbox)
+
+
+def test_no_file_can_be_written(sandbox):
+    for path in ("/tmp/evolver-sandbox-probe", "/dev/shm/evolver-sandbox-probe", "evolver-probe"):
+        out = unguarded(sandbox, f"open({path!r}, 'w').write('x')")
+        assert _denied(out), (path, out)
+        assert not os.path.exists(path)
+    sandbox_answers(sandbox)
+
+
+def test_project_source_is_unreachable_even_by_import(sandbox):
+    out = unguarded(
+        sandbox,
+        f"import sys\nsys.path.insert(0, {str(PROJECT_FILE.parents[2])!r})\nimport evolver_gym.appworld.tasks",
+    )
+    assert "ModuleNotFoundError" in out or _denied(out), out
+    sandbox_answers(sandbox)
+
+
+@pytest.mark.parametrize("target", ["ppid", "host", "self", "init"])
+@pytest.mark.parametrize("entry", ["environ", "mem", "maps", "cmdline", "status"])
+def test_host_proc_is_unreachable(sandbox, target, entry):
+    pid = {"ppid": "os.getppid()", "host": str(os.getpid()), "self": "os.getpid()", "init": "1"}[target]
+    out = unguarded(sandbox, f"import os\nprint(open(f'/proc/{{{pid}}}/{entry}', 'rb').read(64))")
+    assert _denied(out), out
+    sandbox_answers(sandbox)
+
+
+def test_no_network(sandbox):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        for code in (
+            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)",
+            "import socket\nsocket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+            "import socket\nsocket.socket(socket.AF_UNIX)",
+            "import socket\nsocket.socketpair()",
+            "import socket\nsocket.socket(socket.AF_NETLINK, socket.SOCK_RAW)",
+        ):
+            out = unguarded(sandbox, code)
+            assert _denied(out), (code, out)
+    sandbox_answers(sandbox)
+
+
+@pytest.mark.parametrize("disable", [("seccomp",), ("seccomp", "netns"), ("seccomp", "landlock")])
+def test_network_stays_closed_with_a_layer_off(disable):
+    """socket() denied by seccomp; without seccomp the network namespace and Landlock each still hold."""
+    sb = Sandbox(SandboxConfig(disable=disable))
+    try:
+        sb.reset()
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            port = server.getsockname()[1]
+            out = unguarded(sb, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)")
+        assert "Error" in out and "Traceback" in out, out
+        server_got = "accepted" if out.endswith("Execution successful.") else "refused"
+        assert server_got == "refused"
+        sandbox_answers(sb)
+    finally:
+        sb.close()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\nos.fork()",
+        "import os\nos.execv('/bin/true', ['true'])",
+        "import os\nos.posix_spawn('/bin/true', ['true'], {})",
+        "import subprocess\nsubprocess.run(['true'])",
+        "import _thread\n_thread.start_new_thread(print, ('thread',))",
+        "import os\nos.kill(os.getppid(), 9)",
+        "import os\nos.kill(1, 0)",
+        "import os\nos.kill(0, 9)",
+        "import os\nos.kill(-1, 9)",
+        "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (10**6, 10**6))",
+        "import resource\nresource.setrlimit(resource.RLIMIT_NOFILE, (4, 4))",
+        "import os\nos.chroot('/')",
+        "import os\nos.setsid()\nos.setuid(0)",
+    ],
+)
+def test_seccomp_denies_process_and_privilege_syscalls(sandbox, code):
+    out = unguarded(sandbox, code)
+    assert _denied(out) or "can't start new thread" in out or "not allowed to raise maximum limit" in out, out
+    sandbox_answers(sandbox)
+
+
+def test_signalling_itself_still_works(sandbox):
+    assert unguarded(sandbox, "import os\nos.kill(os.getpid(), 0)\nprint('ok')") == "ok\n"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "libc.fork()",
+        "libc.ptrace(16, {host}, 0, 0)",  # PTRACE_ATTACH to the host
+        "libc.ptrace(0, 0, 0, 0)",  # PTRACE_TRACEME
+        "libc.process_vm_readv({host}, None, 0, None, 0, 0)",
+        "libc.process_vm_writev({host}, None, 0, None, 0, 0)",
+        "libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)",
+        "libc.unshare(0x10000000)",  # CLONE_NEWUSER: a way back to capabilities
+        "libc.syscall(56, 17, 0, 0, 0, 0)",  # raw clone(SIGCHLD)
+        "libc.syscall(435, 0, 0)",  # clone3
+        "libc.execve(b'/bin/sh', None, None)",
+        "libc.kill({host}, 9)",
+        "libc.syscall(424, {host}, 9, 0, 0)",  # pidfd_send_signal
+        "libc.prctl(4, 1, 0, 0, 0)",  # PR_SET_DUMPABLE back on
+    ],
+)
+def test_ctypes_syscalls_are_denied(sandbox, call):
+    """ctypes reaches libc directly; the kernel still refuses (every call returns -1)."""
+    code = f"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint({call.format(host=os.getpid())})"
+    assert unguarded(sandbox, code) == "-1\n"
+    sandbox_answers(sandbox)
+
+
+def test_ctypes_cannot_load_a_library_from_disk(sandbox):
+    out = unguarded(sandbox, "import ctypes\nctypes.CDLL('libcrypt.so.1')")
+    assert "OSError" in out, out
+    sandbox_answers(sandbox)
+
+
+def test_resource_limits(sandbox):
+    out = unguarded(
+        sandbox,
+        "import resource as r\nprint([r.getrlimit(getattr(r, 'RLIMIT_' + n)) for n in ('AS', 'FSIZE', 'NOFILE', "
+        "'CPU', 'NPROC', 'CORE')])",
+    )
+    limits = [tuple(x) for x in __import__("json").loads(out)]
+    as_, fsize, nofile, cpu, nproc, core = limits
+    cfg = sandbox.config
+    assert as_[0] == as_[1] and 0 < as_[0] < 4 * 2**30
+    assert fsize == (0, 0) and nofile == (16, 16) and cpu == (cfg.episode_cpu_s,) * 2 and nproc == (0, 0)
+    assert core == (0, 0)
+    out = unguarded(sandbox, "x = bytearray(1024 * 2**20)")  # 1 GiB: past the address-space limit
+    assert "MemoryError" in out, out
+    sandbox_answers(sandbox)
+
+
+@pytest.mark.skipif(not ROOT, reason="the uid layer drops from root; without root it is a user namespace")
+def test_uid_layer_alone_protects_host_proc_and_files():
+    """With Landlock and seccomp off, the unprivileged uid still keeps the host's /proc and root's files shut."""
+    sb = Sandbox(SandboxConfig(disable=("landlock", "seccomp")))
+    try:
+        sb.reset()
+        for path in (f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/mem", "/etc/shadow"):
+            assert _denied(unguarded(sb, f"open({path!r}, 'rb').read(1)")), path
+        assert _denied(unguarded(sb, "import os\nos.kill(1, 0)"))
+        sandbox_answers(sb)
+    finally:
+        sb.close()
+
+
+def test_landlock_alone_protects_files():
+    """With the uid layer and seccomp off (the worker stays root), Landlock still denies every file outside the stdlib."""
+    sb = Sandbox(SandboxConfig(disable=("uid", "seccomp")))
+    try:
+        sb.reset()
+        for path in (f"/proc/{os.getpid()}/environ", "/etc/shadow", str(PROJECT_FILE)):
+            assert _denied(unguarded(sb, f"open({path!r}, 'rb').read(1)")), path
+        assert _denied(unguarded(sb, "open('/tmp/evolver-sandbox-probe', 'w')"))
+        sandbox_answers(sb)
+    finally:
+        sb.close()
+
+
+def test_a_missing_layer_is_reported_and_warned_once():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb = Sandbox(SandboxConfig(disable=("netns",), wall_s=4.5))
+        sb.reset()
+        sb.reset()
+        prof = sb.profile()
+        sb.close()
+    assert prof["layers"]["netns"].startswith("off") and "netns" not in prof["active"]
+    assert [str(w.message) for w in caught if "netns" in str(w.message)].__len__() <= 1

@@ -460,7 +460,8 @@ class Worker:
             fault, failure = "timeout", None
         output = "".join(self.out)
         if self.out_len > self.max_output:
-            output = output[: self.max_output] + f"\n...[output truncated: {self.out_len - self.max_output} more characters]"
+            more = self.out_len - self.max_output
+            output = output[: self.max_output] + f"\n...[output truncated: {more} more characters]"
         if failure is not None:
             output = (output + "\n" if output else "") + "Execution failed. Traceback:\n" + failure
         elif not output and fault is None:

@@ -87,7 +87,8 @@ class AppWorldEnv(gym.Env[str, str]):
     Every step: ``task`` (public), ``instruction``, ``step``, ``action_valid``, ``error`` (when
     invalid), ``progress`` (privileged: share of the do-nothing-failing tests now passing),
     ``fault`` (sandbox fault, if any: ``timeout``, ``crash``, ``memory``, ``recursion``, ``limit``,
-    ``unsafe``), ``interpreter_restarted`` (when the cell ran in a fresh interpreter). At the end: ``success``, ``score`` (``1.0``/``0.0``),
+    ``unsafe``), ``interpreter_restarted`` (when the cell ran in a fresh interpreter). At the end:
+    ``success``, ``score`` (``1.0``/``0.0``),
     ``evaluation`` (passes, failures, pass_share, difficulty, ...).
 
     ## Arguments

@@ -62,7 +62,8 @@ class SandboxConfig:
     max_calls: int = field(default=1000, metadata={"help": "API calls allowed per cell."})
     max_request_bytes: int = field(default=100_000, metadata={"help": "Bytes of one API call's JSON arguments."})
     grace_s: float = field(
-        default=1.0, metadata={"help": "Seconds past wall_s the host waits for the worker's own report before killing it."}
+        default=1.0,
+        metadata={"help": "Seconds past wall_s the host waits for the worker's own report before killing it."},
     )
     episode_cpu_s: int = field(default=600, metadata={"help": "CPU seconds one worker may use in all (RLIMIT_CPU)."})
     uid: int = field(default=64999, metadata={"help": "Unprivileged uid/gid the worker drops to when started as root."})

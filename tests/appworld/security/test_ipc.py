@@ -52,7 +52,7 @@ def test_forged_messages_from_an_escaped_cell_are_ignored(env):
         "conn.send_bytes(b'\"just a string\"')\n"
         "print('real output')"
     )
-    obs, reward, terminated, truncated, info = sb._execute_unguarded(code, env._handler).output, 0, False, False, {}
+    obs = sb._execute_unguarded(code, env._handler).output
     assert obs == "real output\n"
     assert _calls(env) == before_calls  # the forged complete_task never ran
     assert sb.ignored_messages - ignored == 6
@@ -78,7 +78,8 @@ def test_forged_call_is_validated_by_the_host(env):
     sb = env._sandbox
     code = _GRAB + (
         "import json\n"
-        "conn.send_bytes(json.dumps({'op': 'call', 'cell': worker.cell, 'app': 7, 'api': None, 'kwargs': []}).encode())\n"
+        "bad = {'op': 'call', 'cell': worker.cell, 'app': 7, 'api': None, 'kwargs': []}\n"
+        "conn.send_bytes(json.dumps(bad).encode())\n"
         "print(json.loads(conn.recv_bytes())['status'])"
     )
     assert sb._execute_unguarded(code, env._handler).output == "422\n"

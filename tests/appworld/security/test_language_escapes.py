@@ -33,10 +33,13 @@ FRAME_WALKS = {
         "try:\n    1 / 0\nexcept Exception as e:\n    print('ESC' + 'APED', getattr(getattr(e, 'with_traceback'), 'x'))"
     ),
     "function globals by string": "f = lambda: 0\nprint('ESC' + 'APED', getattr(f, '__globals__'))",
-    "function code by string": "f = lambda: 0\nprint('ESC' + 'APED', getattr(f, 'func_code', None) or getattr(f, '__code__'))",
+    "function code by string": (
+        "f = lambda: 0\nprint('ESC' + 'APED', getattr(f, 'func_code', None) or getattr(f, '__code__'))"
+    ),
     "bound method self": "print('ESC' + 'APED', getattr(print, '__self__'))",
     "hasattr probe then getattr": (
-        "g = (x for x in [1])\nok = hasattr(g, 'gi_frame')\nprint(('ESC' + 'APED') if ok else 'no', getattr(g, 'gi_frame'))"
+        "g = (x for x in [1])\nok = hasattr(g, 'gi_frame')\n"
+        "print(('ESC' + 'APED') if ok else 'no', getattr(g, 'gi_frame'))"
     ),
     "dir then getattr everything": "g = (x for x in [1])\nprint('ESC' + 'APED', [getattr(g, n) for n in dir(g)])",
     "getattr on apis stub": "print('ESC' + 'APED', getattr(getattr(apis, 'notes'), '__init__'))",

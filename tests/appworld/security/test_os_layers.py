@@ -200,7 +200,7 @@ def test_uid_layer_alone_protects_host_proc_and_files():
 
 
 def test_landlock_alone_protects_files():
-    """With the uid layer and seccomp off (the worker stays root), Landlock still denies every file outside the stdlib."""
+    """With the uid layer and seccomp off (the worker stays root), Landlock still denies files outside the stdlib."""
     sb = Sandbox(SandboxConfig(disable=("uid", "seccomp")))
     try:
         sb.reset()

@@ -36,10 +36,10 @@ def test_worker_holds_no_reference_or_tests(env):
     assert needles
     reversed_needles = [n[::-1] for n in needles]  # reversed, so the probe's own code holds no copy
     out = env._sandbox._execute_unguarded(
-        "import gc\nwanted = {n[::-1] for n in %r}\n"
+        f"import gc\nwanted = {{n[::-1] for n in {reversed_needles!r}}}\n"
         "found = [o for o in gc.get_objects() if isinstance(o, (dict, list, tuple)) "
         "for s in (o.values() if isinstance(o, dict) else o) if isinstance(s, str) and s in wanted]\n"
-        "print(len(found))" % reversed_needles,
+        "print(len(found))",
         env._handler,
     ).output
     assert out == "0\n", out

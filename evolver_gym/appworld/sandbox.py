@@ -41,7 +41,7 @@ from .safety import UnsafeCodeError, check_code
 __all__ = ["Sandbox", "SandboxConfig", "CellResult", "LAYERS", "RESTART_NOTICE"]
 
 _WORKER = Path(__file__).with_name("_worker.py")
-_MAX_MESSAGE = 2 * 2**20  # bytes of one worker message; a longer one kills the worker
+_MIN_FRAME = 2 * 2**20  # bytes of one worker message at least; a longer one than the cap kills the worker
 LAYERS = ("netns", "rlimits", "uid", "landlock", "seccomp")
 RESTART_NOTICE = (
     "[The Python interpreter was restarted: variables, functions and imports from earlier steps are gone; "
@@ -155,6 +155,8 @@ class Sandbox:
         self.layers: dict[str, str] = {}
         self.restarts = 0
         self.ignored_messages = 0
+        # a done message holds two capped texts (output, traceback), JSON-escaped at up to 12 bytes a character
+        self._max_frame = max(_MIN_FRAME, 32 * self.config.max_output + 2 * self.config.max_request_bytes)
 
     # -- processes ---------------------------------------------------------------------------------
     @property
@@ -318,7 +320,7 @@ class Sandbox:
             try:
                 if not worker.conn.poll(max(deadline - time.monotonic(), 0.0)):
                     raise TimeoutError
-                data = worker.conn.recv_bytes(_MAX_MESSAGE)
+                data = worker.conn.recv_bytes(self._max_frame)
             except (EOFError, OSError) as e:  # TimeoutError is not an OSError here: it is raised above
                 if isinstance(e, TimeoutError):
                     raise

@@ -180,9 +180,10 @@ def apply_landlock(read_only_dirs):
     return abi
 
 
-def apply_seccomp(pid):
+def seccomp_base_filter():
+    """The pid-independent part of the filter, built once in the zygote (each fork gets a copy)."""
     if _seccomp is None:
-        raise OSError(errno.ENOSYS, "pyseccomp/libseccomp is not installed")
+        return None
     flt = _seccomp.SyscallFilter(_seccomp.ALLOW)
     deny = _seccomp.ERRNO(errno.EPERM)
     for name in SECCOMP_DENY:
@@ -190,6 +191,13 @@ def apply_seccomp(pid):
             flt.add_rule(deny, name)
         except Exception:  # a syscall this architecture does not have
             pass
+    return flt
+
+
+def apply_seccomp(pid, flt):
+    if flt is None:
+        raise OSError(errno.ENOSYS, "pyseccomp/libseccomp is not installed")
+    deny = _seccomp.ERRNO(errno.EPERM)
     for name in SECCOMP_SELF_ONLY:
         flt.add_rule(deny, name, _seccomp.Arg(0, _seccomp.NE, pid))
     flt.add_rule(deny, "prlimit64", _seccomp.Arg(2, _seccomp.NE, 0))  # reading limits stays allowed
@@ -253,7 +261,7 @@ def confine(sock_fd, cfg):
     layer("landlock", lambda: apply_landlock(cfg["read_only_dirs"]))
     os.chdir("/")
     pid = os.getpid()
-    layer("seccomp", lambda: apply_seccomp(pid))
+    layer("seccomp", lambda: apply_seccomp(pid, cfg["seccomp_filter"]))
     return layers
 
 
@@ -294,10 +302,10 @@ def _cap(text, limit):
 
 
 class Worker:
-    def __init__(self, conn, layers):
+    def __init__(self, conn, layers, modules):
         self.conn = conn
         self.layers = layers
-        self.modules = {name: _proxy_module(name) for name in _SAFE_MODULES}
+        self.modules = modules
         self.out, self.out_len, self.max_output = [], 0, 20000
         self.calls, self.max_calls, self.max_request_bytes = 0, 1000, 100_000
         self.cell = None
@@ -488,7 +496,7 @@ def _worker_main(sock_fd, cfg):
         conn = Connection(sock_fd)
         random_mod = sys.modules["random"]
         random_mod.seed(int(cfg["seed"]))
-        Worker(conn, layers).serve()
+        Worker(conn, layers, cfg["modules"]).serve()
     finally:
         os._exit(0)
 
@@ -503,6 +511,8 @@ def _zygote_main(ctrl_fd, cfg):
     cfg["zygote_pid"] = os.getpid()
     stdlib = os.path.dirname(os.__file__)
     cfg["read_only_dirs"] = [stdlib]
+    cfg["seccomp_filter"] = seccomp_base_filter()
+    cfg["modules"] = {name: _proxy_module(name) for name in _SAFE_MODULES}  # pristine: no cell runs here
     ctrl.send(_dumps({"op": "ready", "pid": os.getpid(), "landlock_abi": landlock_abi(),
                       "seccomp": _seccomp is not None}).encode())
     while True:

@@ -118,12 +118,13 @@ class _Worker:
     def alive(self) -> bool:
         return not select.select([self.pidfd], [], [], 0)[0]
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
         try:
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        select.select([self.pidfd], [], [], 5.0)  # readable once the process has exited
+        if wait:
+            select.select([self.pidfd], [], [], 5.0)  # readable once the process has exited
         os.close(self.pidfd)
         self.conn.close()
 
@@ -263,7 +264,9 @@ class Sandbox:
 
     def _drop_worker(self) -> None:
         if self._worker is not None:
-            self._worker.kill()
+            # SIGKILL cannot be caught and the worker cannot create processes, so it is gone without waiting
+            # (the zygote reaps it); a worker that could fork is waited for, then its strays are killed
+            self._worker.kill(wait=self.layers.get("seccomp") != "on" or self.layers.get("uid") != "on")
             self._worker = None
             self._kill_strays(keep=(self._spare.pid,) if self._spare is not None else ())
 

@@ -31,7 +31,7 @@ def host_memory() -> None:
     )
     before = rss_mb()
     for _ in range(3):
-        env.step("for i in range(40):\n    apis.notes.create_note(access_token=tok, title='t', content='c' * 7_000_000)")
+        env.step("for i in range(40):\n    apis.notes.create_note(access_token=tok, title='t', content='c' * 7000000)")
     after = rss_mb()
     env.reset(options={"index": 0})
     print(f"host RSS: {before:.0f} MB before, {after:.0f} MB after 3 steps with 40 x 7 MB arguments, "

@@ -224,3 +224,40 @@ def test_a_missing_layer_is_reported_and_warned_once():
         sb.close()
     assert prof["layers"]["netns"].startswith("off") and "netns" not in prof["active"]
     assert [str(w.message) for w in caught if "netns" in str(w.message)].__len__() <= 1
+
+
+_NON_ROOT_PROBE = """
+import json, os
+from evolver_gym.appworld.sandbox import Sandbox
+sb = Sandbox()
+sb.reset()
+h = lambda *a: (404, {})
+out = {"euid": os.geteuid(), "layers": sb.profile()["layers"]}
+for name, code in {"socket": "import socket\\nsocket.socket()", "fork": "import os\\nos.fork()",
+                   "file": "open('/etc/hostname').read()"}.items():
+    out[name] = sb._execute_unguarded(code, h).output.splitlines()[-1]
+out["answer"] = sb.execute("print(sum(range(7)))", h).output
+sb.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_host_without_root_gets_a_user_namespace():
+    """Run the host as uid 1000 (in a user namespace): the worker confines itself with its own user namespace."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) on this machine")
+    cmd = ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", _NON_ROOT_PROBE]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_FILE.parents[2])}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    if proc.returncode != 0 and "unshare" in proc.stderr:
+        pytest.skip(f"user namespaces unavailable here: {proc.stderr.strip()[:200]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["euid"] == 1000
+    assert out["layers"] == {name: "on" for name in LAYERS}
+    assert all("Operation not permitted" in out[k] or "Permission denied" in out[k] for k in ("socket", "fork", "file"))
+    assert out["answer"] == "21\n"

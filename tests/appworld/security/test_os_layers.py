@@ -185,28 +185,30 @@ def test_resource_limits(sandbox):
     sandbox_answers(sandbox)
 
 
-@pytest.mark.skipif(not ROOT, reason="the uid layer drops from root; without root it is a user namespace")
-def test_uid_layer_alone_protects_host_proc_and_files():
-    """With Landlock and seccomp off, the unprivileged uid still keeps the host's /proc and root's files shut."""
-    sb = Sandbox(SandboxConfig(disable=("landlock", "seccomp")))
-    try:
-        sb.reset()
-        for path in (f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/mem", "/etc/shadow"):
-            assert _denied(unguarded(sb, f"open({path!r}, 'rb').read(1)")), path
-        assert _denied(unguarded(sb, "import os\nos.kill(1, 0)"))
-        sandbox_answers(sb)
-    finally:
-        sb.close()
+# layer kept on -> (layers switched off, cells that must be denied)
+_ALONE = {
+    # the unprivileged uid keeps the host's /proc, root's files and other pids shut
+    "uid": (
+        ("landlock", "seccomp"),
+        [f"open('/proc/{os.getpid()}/environ', 'rb')", f"open('/proc/{os.getpid()}/mem', 'rb')",
+         "open('/etc/shadow')", "import os\nos.kill(1, 0)"],
+    ),
+    # Landlock, with the worker still root, denies every file outside the stdlib
+    "landlock": (("uid", "seccomp"), [f"open('/proc/{os.getpid()}/environ', 'rb')", "open('/etc/shadow')",
+                                      f"open({str(PROJECT_FILE)!r})", "open('/tmp/evolver-sandbox-probe', 'w')"]),
+}
 
 
-def test_landlock_alone_protects_files():
-    """With the uid layer and seccomp off (the worker stays root), Landlock still denies files outside the stdlib."""
-    sb = Sandbox(SandboxConfig(disable=("uid", "seccomp")))
+@pytest.mark.skipif(not ROOT, reason="these layer combinations are set up from root")
+@pytest.mark.parametrize("kept", sorted(_ALONE))
+def test_one_layer_alone_still_holds(kept):
+    disable, attacks = _ALONE[kept]
+    sb = Sandbox(SandboxConfig(disable=disable))
     try:
         sb.reset()
-        for path in (f"/proc/{os.getpid()}/environ", "/etc/shadow", str(PROJECT_FILE)):
-            assert _denied(unguarded(sb, f"open({path!r}, 'rb').read(1)")), path
-        assert _denied(unguarded(sb, "open('/tmp/evolver-sandbox-probe', 'w')"))
+        assert sb.profile()["layers"][kept] == "on"
+        for code in attacks:
+            assert _denied(unguarded(sb, code)), (kept, code)
         sandbox_answers(sb)
     finally:
         sb.close()

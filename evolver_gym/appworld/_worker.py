@@ -505,7 +505,8 @@ def _zygote_main(ctrl_fd, cfg):
     for name in _SAFE_MODULES + _PRELOAD:
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the zygote dies with the host
+    # no parent-death signal here: it would fire when the host *thread* that started the zygote ends;
+    # the zygote exits when the host's end of the control socket closes (the host exited or was killed)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker become the zygote's, where the host finds them
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps workers: no zombies
     cfg["zygote_pid"] = os.getpid()

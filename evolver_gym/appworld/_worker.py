@@ -120,8 +120,19 @@ def _check(ret, what):
     return ret
 
 
+_LINUX = sys.platform.startswith("linux")
+
+
 def _prctl(option, arg):
-    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+    """Linux ``prctl``; a no-op elsewhere, where the layers that need it are reported off."""
+    if _LINUX:
+        _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+
+
+def _unshare(flags, what):
+    if not _LINUX:
+        raise OSError(errno.ENOSYS, f"{what}: namespaces are Linux only")
+    _check(_libc.unshare(flags), what)
 
 
 # -- Landlock ----------------------------------------------------------------------------------------
@@ -136,6 +147,8 @@ class _PathBeneath(ctypes.Structure):
 
 def landlock_abi():
     """Landlock ABI version of the running kernel (0 when unavailable)."""
+    if not _LINUX:  # the syscall numbers mean other things elsewhere
+        return 0
     ret = _libc.syscall(ctypes.c_long(_SYS_LANDLOCK[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     return max(int(ret), 0)
 
@@ -224,12 +237,11 @@ def confine(sock_fd, cfg):
     os.setsid()
     root = os.geteuid() == 0
     if root:
-        layer("netns", lambda: _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)"))
-    # limits are set after the pre-imports (in the zygote), so imports never hit them
-    with open("/proc/self/statm") as fh:
-        vm_bytes = int(fh.read().split()[0]) * resource.getpagesize()
+        layer("netns", lambda: _unshare(_CLONE_NEWNET, "unshare(CLONE_NEWNET)"))
 
-    def limits():
+    def limits():  # set after the pre-imports (in the zygote), so imports never hit them
+        with open("/proc/self/statm") as fh:
+            vm_bytes = int(fh.read().split()[0]) * resource.getpagesize()
         resource.setrlimit(resource.RLIMIT_AS, (vm_bytes + cfg["memory_mb"] * 2**20,) * 2)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -245,13 +257,14 @@ def confine(sock_fd, cfg):
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
         else:  # an unprivileged user namespace, with its own network namespace
-            _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare(CLONE_NEWUSER|CLONE_NEWNET)")
-            layers["netns"] = "on"
+            net = "netns" not in skip
+            _unshare(_CLONE_NEWUSER | (_CLONE_NEWNET if net else 0), "unshare(CLONE_NEWUSER)")
+            layers["netns"] = "on" if net else "off: disabled by configuration"
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
     layer("uid", drop_uid)
     if not root and layers["uid"] != "on":
-        layers["netns"] = "off: needs root or user namespaces"
+        layers["netns"] = "off: needs root or user namespaces" if "netns" not in skip else layers["uid"]
     # die with the zygote; /proc/self owned by root; no privilege gain from here on
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != cfg["zygote_pid"]:
@@ -507,7 +520,10 @@ def _zygote_main(ctrl_fd, cfg):
     ctrl = socket.socket(fileno=ctrl_fd)
     # no parent-death signal here: it would fire when the host *thread* that started the zygote ends;
     # the zygote exits when the host's end of the control socket closes (the host exited or was killed)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker become the zygote's, where the host finds them
+    try:
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a worker become the zygote's, where the host finds them
+    except OSError:  # an older kernel: strays are then found only while their parent lives
+        pass
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps workers: no zombies
     cfg["zygote_pid"] = os.getpid()
     stdlib = os.path.dirname(os.__file__)

@@ -112,20 +112,31 @@ class _Worker:
     def __init__(self, pid: int, conn: Connection):
         self.pid = pid
         self.conn = conn
-        self.pidfd = os.pidfd_open(pid)
+        # a pidfd names this process even after its pid is reused (Linux >= 5.3); plain pids elsewhere
+        self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
         self.layers: dict[str, str] = {}
 
     def alive(self) -> bool:
-        return not select.select([self.pidfd], [], [], 0)[0]
+        if self.pidfd is not None:
+            return not select.select([self.pidfd], [], [], 0)[0]
+        try:
+            os.kill(self.pid, 0)
+        except OSError:
+            return False
+        return True
 
     def kill(self, wait: bool = True) -> None:
         try:
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if wait:
-            select.select([self.pidfd], [], [], 5.0)  # readable once the process has exited
-        os.close(self.pidfd)
+        if self.pidfd is not None:
+            if wait:
+                select.select([self.pidfd], [], [], 5.0)  # readable once the process has exited
+            os.close(self.pidfd)
         self.conn.close()
 
 
@@ -171,7 +182,9 @@ class Sandbox:
 
     def _start_zygote(self, hash_seed: int) -> None:
         self._stop_zygote()
-        host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # message boundaries on Linux; elsewhere a stream (one small request, one small reply at a time)
+        kind = socket.SOCK_SEQPACKET if sys.platform.startswith("linux") else socket.SOCK_STREAM
+        host, child = socket.socketpair(socket.AF_UNIX, kind)
         cfg = {
             "memory_mb": self.config.memory_mb,
             "episode_cpu_s": self.config.episode_cpu_s,
@@ -441,6 +454,8 @@ class Sandbox:
 def _descendants(root: int, skip: set[int]) -> list[int]:
     """Live descendants of ``root`` (from ``/proc``), leaving out the subtrees of ``skip``."""
     children: dict[int, list[int]] = {}
+    if not os.path.isdir("/proc"):
+        return []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue

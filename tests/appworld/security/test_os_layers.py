@@ -263,3 +263,23 @@ def test_a_host_without_root_gets_a_user_namespace():
     assert out["layers"] == {name: "on" for name in LAYERS}
     assert all("Operation not permitted" in out[k] or "Permission denied" in out[k] for k in ("socket", "fork", "file"))
     assert out["answer"] == "21\n"
+
+
+def test_env_runs_with_no_os_layer_and_says_so():
+    """Where no OS layer is available the env still runs (host-side layers only), warns and reports it."""
+    import warnings
+
+    from evolver_gym.appworld.env import AppWorldEnv
+
+    env = AppWorldEnv(split="train")
+    env.sandbox_config.disable = LAYERS
+    task = env.tasks("train")[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env.reset(options={"task": task})
+    assert any("without OS layers" in str(w.message) for w in caught)
+    assert env.profile()["sandbox"]["active"] == []
+    for cell in env.oracle(task):
+        obs, reward, terminated, truncated, info = env.step(cell)
+    assert terminated and reward == 1.0
+    env.close()

@@ -94,7 +94,8 @@ class AppWorldEnv(gym.Env[str, str]):
     ## Arguments
     ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``seed`` (world seed),
     ``max_steps`` (40), ``action_mode`` (``code``/``tool``), ``timeout_s``, ``cpu_s``, ``memory_mb``,
-    ``max_output_chars``.
+    ``max_output_chars``, ``api_limits`` (:class:`~evolver_gym.appworld.guard.ApiLimits`: sizes of API
+    arguments and replies, and the per-episode argument budget, enforced by the host in both modes).
 
     ## Version History
     * v0: first version.

@@ -43,7 +43,7 @@ def test_timeout_is_bounded_reported_once_and_never_rerun(env, name):
     obs, reward, terminated, truncated, info = env.step(_CREATE + STUBBORN[name])
     elapsed = time.monotonic() - start
     grace = env.sandbox_config.grace_s
-    assert elapsed < WALL_S + grace + 1.0, elapsed  # the bound plus the grace period, plus kill and clean-up
+    assert elapsed < WALL_S + grace + 2.0, elapsed  # the bound plus the grace period, plus kill and scheduling
     assert info["fault"] == "timeout" and not info["action_valid"] and info["interpreter_restarted"]
     assert f"Execution timed out after {WALL_S:g} seconds." in obs and RESTART_NOTICE in obs
     if name != "timeout caught then API calls":

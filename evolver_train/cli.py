@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "arena": ("arena.cli:main", "Avalon games, tournaments and the web viewer"),
     "experience": ("wrappers.navigation.cli:main", "build, search, inspect and export an experience pool"),
     "questions": ("wrappers.questioning.cli:main", "synthesize and curate training tasks"),
+    "appworld": ("evolver_gym.appworld.cli:main", "AppWorld sandbox diagnostics: 'doctor' prints the active OS layers"),
 }
 
 

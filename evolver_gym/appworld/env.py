@@ -21,6 +21,7 @@ from . import apps as _apps  # noqa: F401  (registers every API)
 from .apis import REGISTRY, AppContext, dispatch
 from .db import SCHEMAS, AppDatabases, diff_databases
 from .evaluation import evaluate_tests
+from .guard import ApiLimits, CallGuard, printable
 from .hindsight import hindsight_from_diff
 from .sandbox import Sandbox, SandboxConfig
 from .tasks import ENV_ID, SPLITS, build_tasks, start_state, world_bundle
@@ -61,7 +62,16 @@ class AppWorldEnv(gym.Env[str, str]):
     ## Observation Space
     Text. Code cells give printed output, ``"Execution successful."``, ``"Execution failed.
     Traceback:\\n..."`` (long output truncated); tool calls give the JSON response or
-    ``"Response status code is N:\\n{...}"``.
+    ``"Response status code is N:\\n{...}"``. Every observation is capped and has its non-printable
+    characters escaped, so it always lies in ``observation_space``.
+
+    ## Sandbox
+    Each episode's cells run in a fresh interpreter forked from a clean zygote and confined by the
+    OS (unprivileged uid, no network, no filesystem, seccomp, resource limits; ``profile()["sandbox"]``
+    lists the active layers, ``docs/security.md`` the threat model). A timeout or crash kills the
+    interpreter: the step is reported once (``info["fault"]``), its world changes are rolled back,
+    nothing is re-run, and the next cell runs in a fresh interpreter whose observation says that
+    earlier variables are gone (``info["interpreter_restarted"]``).
 
     ## Starting State
     The base world of ``seed`` plus the task's setup rows; time frozen at the task's date-time.
@@ -76,13 +86,16 @@ class AppWorldEnv(gym.Env[str, str]):
     ## Information
     Every step: ``task`` (public), ``instruction``, ``step``, ``action_valid``, ``error`` (when
     invalid), ``progress`` (privileged: share of the do-nothing-failing tests now passing),
-    ``fault`` (sandbox fault, if any). At the end: ``success``, ``score`` (``1.0``/``0.0``),
+    ``fault`` (sandbox fault, if any: ``timeout``, ``crash``, ``memory``, ``recursion``, ``limit``,
+    ``unsafe``), ``interpreter_restarted`` (when the cell ran in a fresh interpreter). At the end:
+    ``success``, ``score`` (``1.0``/``0.0``),
     ``evaluation`` (passes, failures, pass_share, difficulty, ...).
 
     ## Arguments
     ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``seed`` (world seed),
     ``max_steps`` (40), ``action_mode`` (``code``/``tool``), ``timeout_s``, ``cpu_s``, ``memory_mb``,
-    ``max_output_chars``.
+    ``max_output_chars``, ``api_limits`` (:class:`~evolver_gym.appworld.guard.ApiLimits`: sizes of API
+    arguments and replies, and the per-episode argument budget, enforced by the host in both modes).
 
     ## Version History
     * v0: first version.
@@ -109,6 +122,7 @@ class AppWorldEnv(gym.Env[str, str]):
         memory_mb: int = 256,
         max_output_chars: int = 20000,
         render_mode: str | None = None,
+        api_limits: ApiLimits | None = None,
     ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
@@ -126,6 +140,9 @@ class AppWorldEnv(gym.Env[str, str]):
             memory_mb=int(memory_mb),
             max_output=int(max_output_chars),
         )
+        self.api_limits = api_limits or ApiLimits()
+        self.sandbox_config.max_request_bytes = self.api_limits.max_request_bytes
+        self._guard = CallGuard(self.api_limits)
         example = (
             "print(apis.api_docs.show_app_descriptions())"
             if action_mode == "code"
@@ -133,6 +150,8 @@ class AppWorldEnv(gym.Env[str, str]):
         )
         self.action_space = UnicodeText(200_000, examples=(example,))
         self.observation_space = UnicodeText(1_000_000)
+        # room for a traceback and notices around the capped output, and never past the space
+        self._obs_limit = min(self.sandbox_config.max_output + 4_000, self.observation_space.max_length)
         self._sandbox: Sandbox | None = None
         self._dbs: AppDatabases | None = None
         self._start: AppDatabases | None = None
@@ -196,15 +215,18 @@ class AppWorldEnv(gym.Env[str, str]):
         self._ctx = AppContext(
             self._dbs, now, supervisor_id=1, token_seed=derive_seed(task.seed, task.task_id)
         )
+        self._guard.reset()
         if self.action_mode == "code":
             if self._sandbox is None:
                 self._sandbox = Sandbox(self.sandbox_config)
-            self._sandbox.reset(seed=100)
+            self._sandbox.reset(seed=100)  # AppWorld's fixed random_seed; the hash seed follows it
         self._steps, self._done, self._progress_cache = 0, False, None
         self._last_obs = render_prompt(task)
         return self._last_obs, self._info(action_valid=True)
 
-    def _info(self, action_valid: bool, error: str | None = None, fault: str | None = None) -> dict[str, Any]:
+    def _info(
+        self, action_valid: bool, error: str | None = None, fault: str | None = None, restarted: bool = False
+    ) -> dict[str, Any]:
         info = {
             "task": self._task.public(),
             "instruction": self._task.instruction,
@@ -216,14 +238,21 @@ class AppWorldEnv(gym.Env[str, str]):
             info["error"] = error
         if fault is not None:
             info["fault"] = fault
+        if restarted:
+            info["interpreter_restarted"] = True
         return info
 
     def _handler(self, app: str, api: str, kwargs: dict[str, Any]) -> tuple[int, Any]:
-        return dispatch(self._ctx, app, api, kwargs)
+        refused = self._guard.check(kwargs)
+        if refused is not None:
+            return refused
+        return self._guard.reply(*dispatch(self._ctx, app, api, kwargs))
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._task is None:
             raise RuntimeError("call reset() before step()")
+        if action is None:
+            raise TypeError("step() needs an action (a string), got None")
         if self._done:
             return (
                 "The episode has ended; call reset().",
@@ -233,6 +262,7 @@ class AppWorldEnv(gym.Env[str, str]):
                 self._info(False, error="step after the episode ended"),
             )
         self._steps += 1
+        restarted = False
         if not isinstance(action, str):
             obs, valid, error, fault = (
                 f"Invalid action: expected a string, got {type(action).__name__}.",
@@ -240,13 +270,17 @@ class AppWorldEnv(gym.Env[str, str]):
                 f"action is not a string: {type(action).__name__}",
                 None,
             )
+        elif len(action) > self.action_space.max_length:
+            error = f"the action has {len(action)} characters (at most {self.action_space.max_length})"
+            obs, valid, fault = f"Invalid action: {error}.", False, None
         elif self.action_mode == "code":
-            obs, valid, error, fault = self._step_code(action)
+            obs, valid, error, fault, restarted = self._step_code(action)
         else:
             obs, valid, error, fault = self._step_tool(action)
+        obs = printable(obs, self._obs_limit)
         terminated = self._task_completed()
         truncated = not terminated and self._steps >= self.max_steps
-        info = self._info(valid, error, fault)
+        info = self._info(valid, error and printable(error, 300), fault, restarted)
         reward = 0.0
         if terminated or truncated:
             self._done = True
@@ -256,7 +290,7 @@ class AppWorldEnv(gym.Env[str, str]):
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
-    def _step_code(self, action: str) -> tuple[str, bool, str | None, str | None]:
+    def _step_code(self, action: str) -> tuple[str, bool, str | None, str | None, bool]:
         fenced = _FENCE.findall(action)
         code = "\n".join(fenced) if fenced else action
         self._dbs.begin()
@@ -274,7 +308,7 @@ class AppWorldEnv(gym.Env[str, str]):
         err = None
         if bad:
             err = f"sandbox fault: {result.fault}" if result.fault else out.splitlines()[-1][:300]
-        return out, not bad, err, result.fault
+        return out, not bad, err, result.fault, result.restarted
 
     def _step_tool(self, action: str) -> tuple[str, bool, str | None, str | None]:
         try:
@@ -282,9 +316,12 @@ class AppWorldEnv(gym.Env[str, str]):
         except ValueError as e:
             return f"Invalid tool call: {e}", False, str(e), None
         self._dbs.begin()
-        status, body = dispatch(self._ctx, app, api, kwargs)
+        status, body = self._handler(app, api, kwargs)
         self._dbs.commit()
         text = json.dumps(body, indent=2 if len(json.dumps(body)) >= 100 else None)
+        max_out = self.sandbox_config.max_output
+        if len(text) > max_out:
+            text = text[:max_out] + f"\n...[output truncated: {len(text) - max_out} more characters]"
         if status != 200:
             return f"Response status code is {status}:\n{text}", True, None, None
         return text, True, None, None
@@ -338,8 +375,12 @@ class AppWorldEnv(gym.Env[str, str]):
         return list(task.reference)
 
     def profile(self) -> dict[str, Any]:
-        """What a task proposer needs to know: entities (tables), attributes (columns), operations (APIs)."""
-        return {
+        """What a task proposer needs to know: entities (tables), attributes (columns), operations (APIs).
+
+        ``"sandbox"`` (code mode) lists the OS layers of the code sandbox: ``{"layers": {name: "on" |
+        "off: reason"}, "active": [...]}``.
+        """
+        out = {
             "env_id": ENV_ID,
             "entities": {
                 f"{app}.{t}": [c for c, _ in cols]
@@ -352,6 +393,11 @@ class AppWorldEnv(gym.Env[str, str]):
             },
             "splits": {s: len(v) * 3 for s, v in SPLITS.items()},
         }
+        if self.action_mode == "code":
+            if self._sandbox is None:
+                self._sandbox = Sandbox(self.sandbox_config)
+            out["sandbox"] = self._sandbox.profile()
+        return out
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style function schemas of every API, for ``action_mode="tool"``."""

@@ -21,7 +21,6 @@ Wilson interval, unfinished games (counted as lost) and the win rate per side.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -160,34 +159,17 @@ class OraclePolicy:
 
 def load_checkpoint(path: str | Path, *, device: str | None = None):
     """``(model, tokenizer)`` from a checkpoint folder, a LoRA adapter folder (merged) or a hub name."""
-    from .policy import load_policy
+    from .policy import build_policy
 
-    folder = Path(path)
-    if (folder / "adapter_config.json").exists():
-        from peft import PeftModel
-
-        base_path = json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"]
-        if not base_path:
-            raise ValueError(f"{folder}/adapter_config.json names no base_model_name_or_path")
-        model, tokenizer = load_policy(base_path)
-        model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
-        if (folder / "tokenizer_config.json").exists():  # the trainer saves the tokenizer next to the adapter
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    else:
-        model, tokenizer = load_policy(str(path))
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    if device:
-        model.to(device)
+    model, tokenizer = build_policy(str(path), device=device)
     return model.eval(), tokenizer
 
 
-def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
+def _model_sampler(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
+    """``start -> generate``: the training sampler (KV cache kept across turns), one per batch of episodes."""
     import torch
 
-    from .rollout import sample_tokens
+    from .rollout import IncrementalSampler
 
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "eval-sample") % 2**63)
@@ -196,19 +178,11 @@ def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: fl
     eos |= {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
-    def generate(contexts: list[list[int]], caps: list[int]):
-        return sample_tokens(
-            model,
-            contexts,
-            caps,
-            eos_token_ids=sorted(eos),
-            pad_token_id=int(pad),
-            temperature=temperature,
-            top_p=top_p,
-            generator=generator,
-        )
+    def new_sampler(start: int) -> Callable:
+        return IncrementalSampler(model, eos_token_ids=sorted(eos), pad_token_id=int(pad), temperature=temperature,
+                                  top_p=top_p, generator=generator)
 
-    return generate
+    return new_sampler
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -227,7 +201,7 @@ def _make_env_factory(
 
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    from .observation import shape_environment
+    from .envs import shape_environment
 
     if env_id not in gym.registry and "Avalon" in env_id:
         import arena  # noqa: F401 - the arena registers its own ids
@@ -244,9 +218,7 @@ def _make_env_factory(
 
     def factory():
         # Shapers first, as in training: experience is injected into the shaped observation.
-        env = shape_environment(
-            gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping)
-        )
+        env = shape_environment(gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping))
         if pool is not None:
             from wrappers.navigation import ExperienceContext
 
@@ -293,6 +265,10 @@ def evaluate_policy(
     seed: int = 0,
     batch_size: int = 64,
     generate: Callable | None = None,
+    sampler: Callable[[int], Callable] | None = None,
+    env_factory: Callable[[], Any] | None = None,
+    reset_options: dict[str, Any] | None = None,
+    reset_seeds: Sequence[int] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play ``k`` sampled episodes of each task and report avg@k, best@k, success, score and breakdowns.
@@ -307,6 +283,10 @@ def evaluate_policy(
         observation_shaping: Shapers of ``evolver_train.observation`` the policy was trained with.
         rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` replacing sampling from ``model``.
+        sampler: ``batch start -> generate``, a fresh sampler per batch (the trainer passes its own).
+        env_factory: Environments to play in (default: ``env_id`` with the shapers and experience above).
+        reset_options: Extra ``reset`` options of every episode (what the mechanisms ask for in evaluation).
+        reset_seeds: One reset seed per task (default: derived from ``seed`` and the task id).
 
     Example:
         >>> report = evaluate_policy(model, tok, "evolver/WebShop-v0", k=8, num_tasks=100)  # doctest: +SKIP
@@ -323,19 +303,22 @@ def evaluate_policy(
         raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
     if num_tasks is not None and num_tasks < 1:
         raise ValueError(f"num_tasks must be >= 1 or None, got {num_tasks!r}")
-    if model is None and generate is None:
-        raise ValueError("give a model or a generate function")
+    if model is None and generate is None and sampler is None:
+        raise ValueError("give a model, a generate function or a sampler")
     settings = rollout if isinstance(rollout, RolloutSettings) else RolloutSettings.from_config(rollout or {})
     env_kwargs = dict(env_kwargs or {})
-    factory, exp_pool = _make_env_factory(
-        env_id,
-        env_kwargs,
-        experience,
-        experience_uri,
-        experience_top_k,
-        experience_threshold,
-        observation_shaping,
-    )
+    if env_factory is not None:
+        factory, exp_pool = env_factory, None
+    else:
+        factory, exp_pool = _make_env_factory(
+            env_id,
+            env_kwargs,
+            experience,
+            experience_uri,
+            experience_top_k,
+            experience_threshold,
+            observation_shaping,
+        )
     pool = EnvPool(factory)
     started = time.monotonic()
     was_training = bool(getattr(model, "training", False))
@@ -350,15 +333,19 @@ def evaluate_policy(
             system_prompt=settings.system_prompt,
             max_observation_tokens=settings.max_observation_tokens,
         )
-        if generate is None:
+        if generate is None and sampler is None:
             model.eval()
-            generate = _model_generate(model, tokenizer, temperature=temperature, top_p=top_p, seed=seed)
+            sampler = _model_sampler(model, tokenizer, temperature=temperature, top_p=top_p, seed=seed)
+        if reset_seeds is not None and len(reset_seeds) != len(tasks):
+            raise ValueError(f"{len(tasks)} tasks need as many reset_seeds, got {len(reset_seeds)}")
         rows = [
             RowSpec(
                 task=t,
-                seed=derive_seed(seed, "eval-reset", t.task_id) % 2**31,
+                seed=(int(reset_seeds[i]) if reset_seeds is not None
+                      else derive_seed(seed, "eval-reset", t.task_id) % 2**31),
                 group=i,
                 experience=True if experience else None,
+                options=dict(reset_options or {}),
             )
             for i, t in enumerate(tasks)
             for _ in range(k)
@@ -369,7 +356,7 @@ def evaluate_policy(
             episodes += play_episodes(
                 pool.take(len(part)),
                 part,
-                generate,
+                generate if generate is not None else sampler(start),
                 codec,
                 max_turns=settings.max_turns,
                 max_episode_tokens=settings.max_episode_tokens,
@@ -405,9 +392,16 @@ def evaluate_policy(
     report["experience"] = {
         "enabled": bool(experience),
         "uri": experience_uri if experience else None,
-        "usage_rate": sum(e.experience_used for e in episodes) / len(episodes),
+        "usage_rate": sum(_experience_used(e) for e in episodes) / len(episodes),
     }
     return report
+
+
+def _experience_used(episode: Any) -> bool:
+    from wrappers.navigation.wrapper import ExperiencePayload
+
+    payload = ExperiencePayload.from_info(episode.reset_info)
+    return bool(payload and payload.used)
 
 
 def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict[str, Any]:

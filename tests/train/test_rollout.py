@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from evolver_train.rollout import ChatCodec, RowSpec, play_episodes, sample_tokens
+from evolver_train.rollout import ChatCodec, PromptEdit, RowSpec, play_episodes, sample_tokens
+from wrappers.navigation import ExperiencePayload, NavigationConfig
+from wrappers.navigation.plugin import training_hooks
 
 from .fixtures import GuessEnv, HintWrapper, tiny_policy
 
@@ -125,9 +127,12 @@ def test_experience_span_stripped_from_training_prompt_only():
     task = GuessEnv().tasks()[2]
     rows = [RowSpec(task=task.to_dict(), seed=1, experience=True), RowSpec(task=task.to_dict(), seed=1, experience=False)]
     generate, calls = _recording_generate(model, tok)
+    hooks = training_hooks(NavigationConfig(experience_share=0.5, experience_mode="strip"))
+    edit = PromptEdit(hooks.plain_observation, hooks.train_on_plain_observation, hooks.clip_high)
     with_exp, without = _play(rows, [HintWrapper(GuessEnv()), HintWrapper(GuessEnv())], generate, codec,
-                              strip_experience=True)
-    assert with_exp.stripped and with_exp.experience_used and not without.stripped
+                              prompt_edits=[edit])
+    assert with_exp.stripped and ExperiencePayload.from_info(with_exp.reset_info).used and not without.stripped
+    assert with_exp.clip_high == 0.6 and without.clip_high is None
     assert with_exp.train_prompt_ids == without.train_prompt_ids  # stripped context == plain context
     assert with_exp.tokens.prompt_ids != with_exp.train_prompt_ids  # it was sampled with the experience
     assert calls[0][0][0] == with_exp.tokens.prompt_ids

@@ -13,10 +13,10 @@ The command line, ``evolver eval``, is in :mod:`evolver_train.eval_cli`.
 
 The report always has ``avg@k``, ``best@k``, ``success_rate`` (= avg@k of success, with its Wilson
 interval over episodes), ``score`` (mean benchmark score), ``avg_score@k``/``best_score@k``,
-``by_difficulty`` (where tasks carry a difficulty) and ``per_task``. AppWorld adds ``appworld``: TGC
-and SGC (percent, overall and per difficulty), averaged over the k samples (``avg``) and of the
-best-of-k outcome per task (``best``). Avalon seats add ``arena``: games, wins, win rate with its
-Wilson interval, unfinished games (counted as lost) and the win rate per side.
+``by_difficulty`` (where tasks carry a difficulty) and ``per_task``. An environment adds its own
+benchmark metrics through ``evaluation_report(per_task, final_infos, k)`` on its class: AppWorld adds
+``appworld`` (TGC and SGC, averaged over the k samples and best of k), Avalon seats add ``arena``
+(games, wins, win rate with its Wilson interval, unfinished games, win rate per side).
 """
 
 from __future__ import annotations
@@ -202,9 +202,9 @@ def _make_env_factory(
     import evolver_gym  # noqa: F401 - registers the environment ids
 
     from .envs import shape_environment
+    from .errors import check_env_id
 
-    if env_id not in gym.registry and "Avalon" in env_id:
-        import arena  # noqa: F401 - the arena registers its own ids
+    check_env_id(env_id, "env_id")  # imports the packages that register environment ids
     pool = None
     if experience:
         if not experience_uri:
@@ -323,8 +323,10 @@ def evaluate_policy(
     started = time.monotonic()
     was_training = bool(getattr(model, "training", False))
     try:
+        unwrapped = pool.take(1)[0].unwrapped
+        breakdown = getattr(unwrapped, "evaluation_report", None)
         if tasks is None:
-            tasks = pool.take(1)[0].unwrapped.tasks(split)
+            tasks = unwrapped.tasks(split)
         tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks][:num_tasks]
         if not tasks:
             raise ValueError(f"no tasks to evaluate (env {env_id!r}, split {split!r})")
@@ -377,7 +379,7 @@ def evaluate_policy(
             exp_pool.close()
         if model is not None and was_training:
             model.train()
-    report = _report(tasks, episodes, k, env_id)
+    report = _report(tasks, episodes, k, breakdown)
     report.update(
         env_id=env_id,
         split=split,
@@ -404,7 +406,7 @@ def _experience_used(episode: Any) -> bool:
     return bool(payload and payload.used)
 
 
-def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict[str, Any]:
+def _report(tasks: list[Task], episodes: list[Any], k: int, breakdown: Callable | None = None) -> dict[str, Any]:
     by_task: dict[int, list[Any]] = defaultdict(list)
     for ep in episodes:
         by_task[ep.spec.group].append(ep)
@@ -449,70 +451,6 @@ def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict
         for key, ps in sorted(groups.items(), key=lambda kv: kv[0])
     }
     report["per_task"] = per_task
-    if "AppWorld" in env_id:
-        report["appworld"] = _appworld_metrics(per_task, k)
-    if "Avalon" in env_id:
-        report["arena"] = _arena_metrics(episodes)
+    if breakdown is not None:  # the environment's own benchmark metrics (AppWorld TGC/SGC, arena win rate)
+        report.update(breakdown(per_task, [e.final_info for e in episodes], k))
     return report
-
-
-def _appworld_metrics(per_task: list[dict[str, Any]], k: int) -> dict[str, Any]:
-    """TGC / SGC averaged over the k samples (``avg``) and of the best of k per task (``best``)."""
-    from evolver_gym.appworld.evaluation import compute_metrics
-
-    samples = [
-        compute_metrics(
-            {"task_id": p["task_id"], "success": bool(p["successes"][j]), "difficulty": p["difficulty"]}
-            for p in per_task
-        )
-        for j in range(k)
-    ]
-    avg = {
-        block: {
-            key: (
-                round(sum(s[block][key] for s in samples) / k, 2)
-                if "completion" in key
-                else samples[0][block][key]
-            )
-            for key in samples[0][block]
-        }
-        for block in samples[0]
-        if samples[0][block]["num_tasks"]
-    }  # no empty difficulty blocks
-    best = compute_metrics(
-        {"task_id": p["task_id"], "success": bool(max(p["successes"])), "difficulty": p["difficulty"]}
-        for p in per_task
-    )
-    best = {block: v for block, v in best.items() if v["num_tasks"]}
-    return {
-        "avg": avg,
-        "best": best,
-        "tgc": avg["overall"]["task_goal_completion"],
-        "sgc": avg["overall"]["scenario_goal_completion"],
-    }
-
-
-def _arena_metrics(episodes: list[Any]) -> dict[str, Any]:
-    """Win rate of the seat over its games; a game the budget cut before its end counts as lost."""
-    games = len(episodes)
-    wins = sum(int(e.success) for e in episodes)
-    unfinished = sum(1 for e in episodes if not e.terminated)
-    by_side: dict[str, list[int]] = defaultdict(list)
-    for e in episodes:
-        by_side[str(e.final_info.get("side", "unknown"))].append(int(e.success))
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games,
-        "win_rate_ci95": list(wilson_interval(wins, games)),
-        "unfinished": unfinished,
-        "by_side": {
-            side: {
-                "games": len(v),
-                "wins": sum(v),
-                "win_rate": sum(v) / len(v),
-                "win_rate_ci95": list(wilson_interval(sum(v), len(v))),
-            }
-            for side, v in sorted(by_side.items())
-        },
-    }

@@ -159,7 +159,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
                                max_observation_tokens=args.max_observation_tokens)
         self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high)
                              for h in self.hooks if h.plain_observation is not None]
-        if any(e.train for e in self.prompt_edits) and self.loss_type not in ("grpo", "bnpo", "dr_grpo", "dapo", "luspo"):
+        clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
+        if any(e.train for e in self.prompt_edits) and self.loss_type not in clipped:
             raise ValueError(f"edited training prompts (experience_mode='strip') need a clipped loss, got "
                              f"loss_type={self.loss_type!r}")
 

@@ -20,11 +20,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from trl import GRPOConfig
+
+from wrappers.plugin import json_mapping
 
 from .errors import ConfigError
 
@@ -33,16 +34,10 @@ __all__ = ["EvolverGRPOConfig", "ConfigError"]
 
 def _json_field(value: Any, name: str) -> dict[str, Any]:
     """A dict from a YAML mapping or a JSON string given on the command line."""
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{name} must be a JSON object, got {value!r}: {exc}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a mapping, got {value!r}")
-    return dict(value)
+    try:
+        return json_mapping(value, name)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 @dataclass

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ import gymnasium as gym
 
 from evolver_gym.core import Step, Task, Trajectory
 
-__all__ = ["Mechanism", "RunContext", "Attachment", "TrainingHooks", "RowContext", "register_mechanism",
+__all__ = ["json_mapping", "Mechanism", "RunContext", "Attachment", "TrainingHooks", "RowContext", "register_mechanism",
            "unregister_mechanism", "get_mechanism", "mechanism_names", "TrajectoryRecorder", "BUILTIN_MECHANISMS"]
 
 # name -> "module:attribute" of the built-in mechanisms, imported on first use.
@@ -47,6 +48,25 @@ BUILTIN_MECHANISMS: dict[str, str] = {
     "navigation": "wrappers.navigation.plugin:MECHANISM",
     "attribution": "wrappers.attribution.plugin:MECHANISM",
 }
+
+
+def json_mapping(value: Any, name: str) -> dict[str, Any]:
+    """A dict from a YAML mapping or a JSON string given on a command line (``None``/``""``: empty).
+
+    Example:
+        >>> json_mapping('{"top_k": 2}', "x"), json_mapping(None, "x")
+        ({'top_k': 2}, {})
+    """
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name} must be a JSON object, got {value!r}: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be a mapping, got {value!r}")
+    return dict(value)
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,11 @@ Reads: every step's observation, action, reward and ``info`` (``progress`` for t
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks
+from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks, json_mapping
 from .base import AttributionPayload
 
 __all__ = ["AttributionConfig", "cosine_alpha", "attach", "MECHANISM"]
@@ -71,13 +70,7 @@ class AttributionConfig:
 
         if self.attributor not in ATTRIBUTOR_NAMES:
             raise ValueError(f"attributor must be one of {ATTRIBUTOR_NAMES}, got {self.attributor!r}")
-        if isinstance(self.attributor_kwargs, str):
-            try:
-                self.attributor_kwargs = json.loads(self.attributor_kwargs) if self.attributor_kwargs else {}
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"attributor_kwargs must be a JSON object, got {self.attributor_kwargs!r}: "
-                                 f"{exc}") from None
-        self.attributor_kwargs = dict(self.attributor_kwargs or {})
+        self.attributor_kwargs = json_mapping(self.attributor_kwargs, "attributor_kwargs")
         if self.attribution_alpha < 0 or self.attribution_alpha_min < 0:
             raise ValueError(f"attribution_alpha and attribution_alpha_min must be >= 0, got "
                              f"{self.attribution_alpha!r}, {self.attribution_alpha_min!r}")

@@ -14,29 +14,15 @@ Reads: ``info["task"]`` and the outcome (``success``) of each episode. Writes:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from evolver_gym.core import make_rng
 
-from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks
+from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks, json_mapping
 
 __all__ = ["QuestioningConfig", "QuestioningPayload", "attach", "MECHANISM"]
-
-
-def _mapping(value: Any, name: str) -> dict[str, Any]:
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name} must be a JSON object, got {value!r}: {exc}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{name} must be a mapping, got {value!r}")
-    return dict(value)
 
 
 def _check_fields(values: dict[str, Any], cls: type, name: str) -> None:
@@ -69,8 +55,8 @@ class QuestioningConfig:
         from .curriculum import CurriculumConfig
         from .synthesis import SynthesisConfig
 
-        self.questioning_synthesis = _mapping(self.questioning_synthesis, "questioning_synthesis")
-        self.questioning_curriculum = _mapping(self.questioning_curriculum, "questioning_curriculum")
+        self.questioning_synthesis = json_mapping(self.questioning_synthesis, "questioning_synthesis")
+        self.questioning_curriculum = json_mapping(self.questioning_curriculum, "questioning_curriculum")
         _check_fields(self.questioning_synthesis, SynthesisConfig, "questioning_synthesis")
         if "band" in self.questioning_curriculum:
             self.questioning_curriculum["band"] = tuple(self.questioning_curriculum["band"])

@@ -50,6 +50,9 @@ class EvolverGRPOConfig(GRPOConfig):
     checkpointing unless a CUDA device is present, a learning rate for LoRA, TensorBoard on.
     """
 
+    _argument_group_name = ("training: GRPO, environment, rollouts, advantages, evaluation "
+                            "(the common TRL options; --help-all lists every one)")
+
     # -- TRL defaults changed for multi-turn CPU-friendly runs ---------------------------------
     learning_rate: float = field(default=1e-5, metadata={
         "help": "AdamW learning rate (TRL's 1e-6 is for full fine-tuning of large models; LoRA and tiny "

@@ -32,6 +32,8 @@ import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from trl import ModelConfig
+
 from .errors import (
     ConfigError,
     OneLineErrors,
@@ -42,7 +44,8 @@ from .errors import (
     unknown_key,
 )
 
-__all__ = ["main", "load_model", "parse_config", "run_warm_start", "RunConfig", "migrate_wrapper_kwargs"]
+__all__ = ["main", "load_model", "parse_config", "run_warm_start", "RunConfig", "ModelOptions",
+           "migrate_wrapper_kwargs"]
 
 # TRL options shown by ``--help`` (every other one is listed by ``--help-all``).
 _COMMON_TRL = {"output_dir", "seed", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
@@ -104,25 +107,24 @@ def _warn_migrated(new: dict[str, Any], where: str) -> None:
                   FutureWarning, stacklevel=3)
 
 
+class ModelOptions(ModelConfig):
+    """TRL's ``ModelConfig``, with its own section in ``evolver train --help``."""
+
+    _argument_group_name = "model and LoRA (trl.ModelConfig; model_name_or_path 'tiny' builds a small policy)"
+
+
 def _parser(show_all: bool):
-    from trl import ModelConfig, TrlParser
+    from trl import TrlParser
 
     from wrappers.plugin import get_mechanism, mechanism_names
 
     from .config import EvolverGRPOConfig
 
-    class TrainingOptions(EvolverGRPOConfig):
-        _argument_group_name = ("training: GRPO, environment, rollouts, advantages, evaluation "
-                                "(the common TRL options; --help-all lists every one)")
-
-    class ModelOptions(ModelConfig):
-        _argument_group_name = "model and LoRA (trl.ModelConfig; model_name_or_path 'tiny' builds a small policy)"
-
     class Parser(OneLineErrors, TrlParser):
         pass
 
     mechanisms = [get_mechanism(name) for name in mechanism_names()]
-    parser = Parser((TrainingOptions, ModelOptions, *[m.config_class for m in mechanisms]), prog="evolver train",
+    parser = Parser((EvolverGRPOConfig, ModelOptions, *[m.config_class for m in mechanisms]), prog="evolver train",
                     description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
     parser.add_argument("--help-all", action="help", help="show every option, TRL's included, and exit")
     if not show_all:

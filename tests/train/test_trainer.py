@@ -97,7 +97,8 @@ def test_stripped_experience_rows_use_the_boosted_clip(tmp_path):
     trainer = _trainer(tmp_path, max_steps=1)
     b, t = 2, 3
     inputs = {"prompt_ids": torch.tensor([[5, 6], [5, 6]]), "prompt_mask": torch.ones(b, 2, dtype=torch.long),
-              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]), "completion_mask": torch.ones(b, t, dtype=torch.long),
+              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]),
+              "completion_mask": torch.ones(b, t, dtype=torch.long),
               "advantages": torch.ones(b, t), "num_items_in_batch": torch.tensor(6.0)}
     with torch.no_grad():
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
@@ -206,7 +207,8 @@ def test_left_aligned_logps_equal_trls_masked_computation(tmp_path):
     ids, mask = torch.cat([prompt, completion], 1), torch.cat([prompt_mask, completion_mask], 1)
     trainer.model.eval()
     with torch.no_grad():
-        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4, compute_entropy=True)
+        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4,
+                                                                       compute_entropy=True)
         ref, ref_ent, _ = GRPOTrainer._get_per_token_logps_and_entropies(trainer, trainer.model, ids, mask, 4,
                                                                          compute_entropy=True)
     keep = completion_mask.bool()

@@ -15,7 +15,7 @@ Example:
     >>> EvolverGRPOConfig(output_dir="/tmp/x", max_steps=0)
     Traceback (most recent call last):
     ...
-    evolver_train.config.ConfigError: max_steps must be >= 1 (GRPO steps to run), got 0
+    evolver_train.errors.ConfigError: max_steps must be >= 1 (GRPO steps to run), got 0
 """
 
 from __future__ import annotations

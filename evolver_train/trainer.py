@@ -101,7 +101,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         env_factory: Builds one (wrapped) environment; called once per concurrent rollout, reused.
         train_dataset: Rows of :func:`task_dataset`; built from ``tasks`` when omitted.
         tasks: Fixed training tasks (basic mode).
-        hooks: ``TrainingHooks`` of the mechanisms (overall mode).
+        hooks: One ``TrainingHooks`` per enabled mechanism, in stacking order (``build_training_environment``).
         processing_class, peft_config, callbacks, eval_dataset: as in ``GRPOTrainer``.
 
     Example:
@@ -254,15 +254,16 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 options.update(h.reset_options(context))
         return options
 
-    def _play(self, rows: list[RowSpec], generate: Callable, *, train: bool) -> list[Episode]:
+    def _play(self, rows: list[RowSpec], generate: Callable) -> list[Episode]:
+        """Training episodes: every mechanism's prompt edits and step rewards applied."""
         args: EvolverGRPOConfig = self.args
         return play_episodes(
             self.env_pool.take(len(rows)), rows, generate, self.codec, max_turns=args.max_turns,
             max_episode_tokens=args.max_episode_tokens, max_turn_tokens=args.max_turn_tokens,
             prompt_edits=self.prompt_edits,
             step_rewards=self.labeller.step_rewards if self.labeller is not None else None,
-            outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty if train else 0.0,
-            mask_truncated=args.mask_truncated_episodes and train)
+            outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
+            mask_truncated=args.mask_truncated_episodes)
 
     def _rollout(self, prompts: list[Any], trainer: GRPOTrainer) -> dict[str, Any]:
         """TRL ``rollout_func``: play this rank's rows (G consecutive rows per task) and return tokens."""
@@ -270,7 +271,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         rows = self._row_specs(prompts, mode)
         seed = derive_seed(args.rollout_seed, "sample", mode, self.state.global_step, self.accelerator.process_index)
-        episodes = self._play(rows, self._generate_fn(self.temperature, seed), train=True)
+        episodes = self._play(rows, self._generate_fn(self.temperature, seed))
         self._episodes = episodes
         self.plugin_state["rollouts"] += 1
         logprobs = None

@@ -20,7 +20,7 @@ from evolver_gym.core.trajectory import Trajectory
 from . import apps as _apps  # noqa: F401  (registers every API)
 from .apis import REGISTRY, AppContext, dispatch
 from .db import SCHEMAS, AppDatabases, diff_databases
-from .evaluation import evaluate_tests
+from .evaluation import evaluate_tests, evaluation_report
 from .guard import ApiLimits, CallGuard, printable
 from .hindsight import hindsight_from_diff
 from .sandbox import Sandbox, SandboxConfig
@@ -367,6 +367,8 @@ class AppWorldEnv(gym.Env[str, str]):
         return value
 
     # -- helpers for proposers, attribution and tool-calling models ----------------------------------
+    evaluation_report = staticmethod(evaluation_report)  # TGC/SGC for `evolver eval`
+
     def oracle(self, task: Task | dict | None = None) -> list[str]:
         """The reference solution: code cells (code mode) that solve ``task`` (default: the current one)."""
         task = Task.from_dict(task) if task is not None else self._task

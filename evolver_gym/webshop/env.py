@@ -16,6 +16,8 @@ from ..core import Task, Trajectory, UnicodeText, make_random
 from .goals import price_upper
 from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, render
 from .policies import oracle_actions
+from .recipes import experience_recipe, flawed_plan
+from .shaping import observation_shaper
 from .world import World, get_world
 
 __all__ = ["WebShopEnv", "ENV_ID"]
@@ -353,6 +355,11 @@ class WebShopEnv(gym.Env[str, str]):
         return {"success": reward == 1.0, "score": float(reward), "evaluation": dict(self._evaluation)}
 
     # -- methods for wrappers and trainers -----------------------------------------------------
+    # What the environment offers a learner (trainer, warm start, offline summarizer); see recipes.py.
+    observation_shaper = staticmethod(observation_shaper)
+    flawed_plan = staticmethod(flawed_plan)
+    experience_recipe = staticmethod(experience_recipe)
+
     def oracle(self, task: Task | dict[str, Any]) -> list[str]:
         """Actions that solve ``task`` from the search page (reward 1.0 for catalog goals)."""
         task = Task.from_dict(task if isinstance(task, Task) else dict(task))

@@ -273,7 +273,8 @@ def build_synthesizer(
     filters: list[Any] = [
         LexicalDedup(known, config.lexical_threshold),
         LeakageGuard(protected, embedder=embedder if config.leakage_cosine else None,
-                     jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0),
+                     jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0,
+                     env=base),
     ]
     if embedder is not None and config.embedding_threshold:
         filters.append(EmbeddingDedup(embedder, pool.tasks(origin="synthetic", status=None), config.embedding_threshold))

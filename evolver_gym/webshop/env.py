@@ -502,17 +502,20 @@ class WebShopEnv(gym.Env[str, str]):
         values = options.values() if isinstance(options, dict) else options
         return json.dumps([goal["asin"], sorted(" ".join(str(v).lower().split()) for v in values)])
 
-    def target_buckets(self, task: Task | dict[str, Any]) -> set[str]:
-        """Keys such that ``solves(a, b)`` can hold only if ``a`` and ``b`` share one (``"*"``: any).
+    def target_buckets(self, task: Task | dict[str, Any], as_solver: bool = False) -> set[str]:
+        """Keys that ``solves(solver, task)`` needs ``target_buckets(solver, True)`` and
+        ``target_buckets(task)`` to share (``"*"`` shares with any key).
 
         Buying earns 1.0 only with ``r_type == 1``, which needs a noun shared by the bought title and
-        the goal's product name (or a goal name without nouns: ``"*"``). So the keys are the nouns
-        of the goal's name and of every product the reference clicks (the bought one is among them).
+        the goal's product name (or a goal name without nouns). So a task's keys are the nouns of its
+        goal's product name (``"*"`` if it has none), and a solver's are the nouns of every product its
+        reference clicks (the bought one is among them).
         """
         task = Task.from_dict(task if isinstance(task, Task) else dict(task))
-        name = task.goal.get("name")
-        nouns = set(self.world.tagger(name)) if name else set()
-        keys = {f"noun:{n}" for n in nouns} if nouns else {"*"}
+        if not as_solver:
+            nouns = set(self.world.tagger(task.goal["name"])) if task.goal.get("name") else set()
+            return {f"noun:{n}" for n in nouns} if nouns else {"*"}
+        keys: set[str] = set()
         for action in task.reference:
             match = _CLICK.fullmatch(str(action))
             asin = self.world.asin_from_click(match.group(1).strip().lower()) if match else None

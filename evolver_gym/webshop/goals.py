@@ -148,10 +148,10 @@ def split_goals(
 
     ``"goal"`` shuffles with seed 233 (``seed`` is not used): with WebShop's 12,087 human goals this is
     exactly upstream's 500 / 1,000 / rest; smaller goal sets keep the same shape at 10% / 20% / 70%.
-    ``"product"`` and ``"category"`` shuffle the units (products or categories) with ``seed`` and give
-    whole units to test until it holds at least as many goals as ``"goal"``'s test split, then to dev
-    likewise; every other unit's goals are train. Nothing is dropped, so the split sizes differ a
-    little from ``"goal"``'s (a category split can differ a lot: categories are few and unequal).
+    ``"product"`` and ``"category"`` shuffle the units (products or categories) with ``seed`` and walk
+    them in that order: a unit goes to test if it brings test's goal count closer to ``"goal"``'s test
+    size, else to dev likewise, else to train (test and dev get at least one unit each). Nothing is
+    dropped, so the sizes differ a little from ``"goal"``'s, and more for categories (few, unequal).
     """
     if scheme not in SPLIT_SCHEMES:
         raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {scheme!r}")
@@ -170,14 +170,22 @@ def split_goals(
     units = sorted(by_unit)
     rng = make_random(seed, "split", scheme)
     rng.shuffle(units)
-    out: dict[str, list[dict[str, Any]]] = {"test": [], "dev": [], "train": []}
+    held: dict[str, list[str]] = {"test": [], "dev": [], "train": []}
+    size = {"test": 0, "dev": 0}
     for unit in units:
-        if len(out["test"]) < n_test:
-            out["test"] += by_unit[unit]
-        elif len(out["dev"]) < n_dev:
-            out["dev"] += by_unit[unit]
-        else:
-            out["train"] += by_unit[unit]
+        n = len(by_unit[unit])
+        # A unit goes where it brings the split's goal count closer to its target, else to train.
+        name = next((s for s, target in (("test", n_test), ("dev", n_dev))
+                     if abs(size[s] + n - target) < abs(size[s] - target)), "train")
+        held[name].append(unit)
+        if name != "train":
+            size[name] += n
+    for name in ("test", "dev"):  # units larger than twice the target: the smallest one still goes
+        if not held[name] and len(held["train"]) > 1:
+            smallest = min(held["train"], key=lambda u: (len(by_unit[u]), u))
+            held["train"].remove(smallest)
+            held[name].append(smallest)
+    out = {name: [g for unit in held[name] for g in by_unit[unit]] for name in ("test", "dev", "train")}
     for name in ("test", "dev", "train"):
         make_random(seed, "split", scheme, name).shuffle(out[name])
     return out

@@ -133,8 +133,8 @@ class LeakageGuard:
       reference solves a protected task is refused (with ``solved_by_protected=True``, also one that a
       protected task's reference solves: a weaker version of a protected task; off by default, since
       in WebShop's lenient reward a dev reference solves most hindsight tasks, see docs/splits.md);
-    * ``target_buckets(task)`` - keys that two tasks must share for ``solves`` to hold (``"*"``
-      matches any); without it every protected task is tried;
+    * ``target_buckets(task, as_solver)`` - keys that ``solves(a, b)`` needs ``a`` (as solver) and ``b``
+      (as task) to share (``"*"`` matches any); without it every protected task is tried;
     * ``split_unit(task)`` - what the env's split scheme holds out whole (WebShop's product or
       category split): a candidate in a held-out unit is refused.
 
@@ -170,35 +170,38 @@ class LeakageGuard:
         self._unit = getattr(self.env, "split_unit", None)
         self.targets = {k for k in map(self._target, self.protected) if k is not None}
         self.units = {u for u in (self._unit(t) for t in self.protected) if u is not None} if self._unit else set()
-        self.by_bucket: dict[str, list[int]] = {}
+        # Protected tasks by bucket: as tasks (for candidates' references) and as solvers (reverse check).
+        self.by_bucket: dict[bool, dict[str, list[int]]] = {False: {}, True: {}}
         if self._solves is not None:
-            for i, t in enumerate(self.protected):
-                for key in self._keys(t):
-                    self.by_bucket.setdefault(key, []).append(i)
+            for as_solver in (False, True) if self.solved_by_protected else (False,):
+                for i, t in enumerate(self.protected):
+                    for key in self._keys(t, as_solver):
+                        self.by_bucket[as_solver].setdefault(key, []).append(i)
 
     def _target(self, task: Task) -> str | None:
         return None if self._target_key is None or needs_judge(task) else self._target_key(task)
 
-    def _keys(self, task: Task) -> set[str]:
-        return set(self._buckets(task)) if self._buckets is not None else {"*"}
+    def _keys(self, task: Task, as_solver: bool) -> set[str]:
+        return set(self._buckets(task, as_solver)) if self._buckets is not None else {"*"}
 
-    def _related(self, task: Task) -> list[Task]:
-        """Protected tasks that share a bucket with ``task`` (all of them when either side has ``*``)."""
-        keys = self._keys(task)
+    def _related(self, task: Task, as_solver: bool) -> list[Task]:
+        """Protected tasks that may be solved by ``task``'s reference (``as_solver``) or whose reference
+        may solve ``task``: they share a bucket (any, when either side has ``*``)."""
+        keys = self._keys(task, as_solver)
+        index = self.by_bucket[not as_solver]
         if "*" in keys:
             return self.protected
-        found = set(self.by_bucket.get("*", ()))
+        found = set(index.get("*", ()))
         for key in keys:
-            found.update(self.by_bucket.get(key, ()))
+            found.update(index.get(key, ()))
         return [self.protected[i] for i in sorted(found)]
 
     def _solved(self, task: Task) -> str | None:
-        judged = needs_judge(task)
-        for p in self._related(task):
-            if task.reference and self._solves(task, p):
-                return "its reference solves a dev/test task"
-            if self.solved_by_protected and not judged and p.reference and self._solves(p, task):
-                return "a dev/test task's reference solves it"
+        if task.reference and any(self._solves(task, p) for p in self._related(task, True)):
+            return "its reference solves a dev/test task"
+        if self.solved_by_protected and not needs_judge(task) and any(
+                p.reference and self._solves(p, task) for p in self._related(task, False)):
+            return "a dev/test task's reference solves it"
         return None
 
     def near(self, tasks: Sequence[Task]) -> list[str | None]:

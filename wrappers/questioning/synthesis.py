@@ -51,6 +51,10 @@ class SynthesisConfig:
     lexical_threshold: float = field(default=0.8, metadata={"help": "Jaccard at/above which tasks are duplicates"})
     embedding_threshold: float | None = field(default=0.92, metadata={"help": "cosine for dedup; None: off"})
     leakage_cosine: float | None = field(default=0.9, metadata={"help": "cosine to a dev/test task; None: off"})
+    leakage_targets: bool = field(default=True, metadata={
+        "help": "also refuse tasks whose target equals a dev/test task's, whose reference solves one, or that "
+                "lie in a unit the split holds out (the env's target_key / solves / split_unit); on AppWorld "
+                "each comparison replays a reference (cost in docs/splits.md)"})
     add_seed_tasks: bool = field(default=True, metadata={"help": "put the seed split's tasks into the pool"})
 
     def __post_init__(self) -> None:
@@ -274,7 +278,7 @@ def build_synthesizer(
         LexicalDedup(known, config.lexical_threshold),
         LeakageGuard(protected, embedder=embedder if config.leakage_cosine else None,
                      jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0,
-                     env=base),
+                     env=base if config.leakage_targets else None),
     ]
     if embedder is not None and config.embedding_threshold:
         filters.append(EmbeddingDedup(embedder, pool.tasks(origin="synthetic", status=None), config.embedding_threshold))

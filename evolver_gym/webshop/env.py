@@ -25,7 +25,7 @@ ENV_ID = "evolver/WebShop-v0"
 _ACTION = re.compile(r"\s*([^\[\]]+?)\s*\[(.*)\]\s*", re.S)
 _GOAL_KEYS = ("asin", "query", "name", "product_category", "attributes", "price_upper", "goal_options")
 _REFERENCE_LIMIT = 20_000  # above this many products, references are computed on demand by ``oracle``
-_TASK_ID = re.compile(r"webshop/(?:(product|category)-)?(train|dev|test)/(\d+)")
+_TASK_ID = re.compile(r"webshop/(?:(product|type|category)-)?(train|dev|test)/(\d+)")
 _CLICK = re.compile(r"\s*click\s*\[(.*)\]\s*", re.S | re.I)
 
 
@@ -58,9 +58,10 @@ class WebShopEnv(gym.Env[str, str]):
         split: Default split of ``reset()`` without a task (``train``, ``dev``, ``test``).
         split_scheme: How goals are cut into train / dev / test: ``goal`` (upstream's shuffle of
             goals; dev goals mostly share their product with train goals), ``product`` (whole
-            products held out: no dev or test product is in any train goal) or ``category`` (whole
-            categories held out). Held-out products and categories are drawn from ``seed``. Task ids
-            of the new schemes name them (``webshop/product-dev/3``). See docs/splits.md.
+            products held out: no dev or test product is in any train goal), ``type`` (whole product
+            types held out) or ``category`` (whole categories held out). Held-out units are drawn
+            from ``seed``. Task ids of the new schemes name them (``webshop/product-dev/3``). See
+            docs/splits.md.
         index_dir: Folder to keep the search index in between processes (optional).
         noun_tagger: ``auto``, ``lexicon``, ``spacy`` or ``fallback`` (nouns for ``r_type``).
         invalid_action_feedback: Append the reason to the observation after an invalid action

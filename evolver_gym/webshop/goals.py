@@ -10,6 +10,9 @@
   - ``"goal"`` (upstream's): shuffle goals with ``Random(233)``, cut test / dev / train. Dev and test
     goals usually share their product (and price bound) with train goals.
   - ``"product"``: whole products held out; no dev or test product appears in any train goal.
+  - ``"type"``: whole product types (the product's ``query``, e.g. "shampoo") held out, so no train
+    product is of a dev or test product's type (under ``product``, buying another product of the same
+    type can still earn 1.0 on a dev goal).
   - ``"category"``: whole categories (``beauty``, ``fashion``, ...) held out.
 
   The held-out products or categories are drawn from ``seed``; each split's goals are shuffled with
@@ -30,9 +33,9 @@ __all__ = ["PRICE_RANGE", "SPLIT_SCHEMES", "human_goals", "price_upper", "split_
 
 PRICE_RANGE = [10.0 * i for i in range(1, 100)]
 NO_BUDGET = 1_000_000
-SPLIT_SCHEMES = ("goal", "product", "category")
+SPLIT_SCHEMES = ("goal", "product", "type", "category")
 # The goal field a scheme holds out whole (``goal``: none, each goal is its own unit).
-_UNIT_FIELD = {"goal": None, "product": "asin", "category": "category"}
+_UNIT_FIELD = {"goal": None, "product": "asin", "type": "query", "category": "category"}
 
 
 def price_upper(price: float, rng: Random) -> tuple[float, str]:

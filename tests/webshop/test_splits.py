@@ -35,13 +35,14 @@ def test_goal_split_is_the_old_split(shop, expected):
 
 @pytest.mark.parametrize("shop", SHOPS)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_product_split_keeps_dev_and_test_products_out_of_train(shop, seed):
+@pytest.mark.parametrize("scheme, field", [("product", "asin"), ("type", "query")])
+def test_product_and_type_splits_keep_dev_and_test_units_out_of_train(shop, seed, scheme, field):
     catalog = load_catalog(**shop, seed=seed)
-    splits = catalog.splits_for("product")
-    train = {g["asin"] for g in splits["train"]}
-    held = {g["asin"] for s in ("dev", "test") for g in splits[s]}
+    splits = catalog.splits_for(scheme)
+    train = {g[field] for g in splits["train"]}
+    held = {g[field] for s in ("dev", "test") for g in splits[s]}
     assert held and not held & train
-    assert not {g["asin"] for g in splits["dev"]} & {g["asin"] for g in splits["test"]}
+    assert not {g[field] for g in splits["dev"]} & {g[field] for g in splits["test"]}
     assert sum(map(len, splits.values())) == len(catalog.goals)  # nothing dropped
     old = catalog.splits_for("goal")
     for name in ("dev", "test"):  # sizes near the old split's
@@ -61,7 +62,7 @@ def test_category_split_holds_whole_categories_out(shop, seed):
 
 def test_splits_are_deterministic_from_the_seed():
     catalog = load_catalog(**SHOPS[0])
-    for scheme in ("product", "category"):
+    for scheme in ("product", "type", "category"):
         again = split_goals(catalog.goals, scheme, seed=0)
         assert again == catalog.splits_for(scheme)
     held = [{g["asin"] for g in split_goals(catalog.goals, "product", seed=s)["dev"]} for s in (0, 1)]

@@ -7,7 +7,7 @@ import statistics
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
+scipy_stats = pytest.importorskip("scipy.stats")
 
 from evolver_gym.core.stats import (
     difference_interval,

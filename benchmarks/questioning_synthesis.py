@@ -2,12 +2,13 @@
 
 Usage:
     python benchmarks/questioning_synthesis.py [--env evolver/WebShop-v0] [--n 200] [--batch 64]
-        [--no-embeddings] [--seed 0] [--no-leakage-targets] [--env-kwargs '{"split_scheme": "product"}']
+        [--no-embeddings] [--seed 0] [--no-leakage-targets]
+        [--env-kwargs '{"split_scheme": "product"}']
 
 Model-free exploration (random over the available actions on WebShop; API calls as Python cells,
-``CodeExplorer``, on AppWorld), the hindsight proposer (no model), lexical dedup,
-leakage guard against dev/test (text and, unless ``--no-leakage-targets``, targets), embedding dedup with the packaged all-MiniLM-L6-v2 (unless
-``--no-embeddings``) and feasibility by replay. Prints the per-stage table and the throughput.
+``CodeExplorer``, on AppWorld), the hindsight proposer (no model), lexical dedup, leakage guard
+against dev/test (text and, unless ``--no-leakage-targets``, targets), embedding dedup with the
+packaged all-MiniLM-L6-v2 (unless ``--no-embeddings``) and feasibility by replay. Prints the per-stage table and the throughput.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def main() -> None:
     rates = {name: round(st["accepted"] / st["in"], 3) for name, st in report["stages"].items() if st["in"]}
     print(json.dumps({
         "env": args.env, "env_kwargs": args.env_kwargs, "leakage_targets": not args.no_leakage_targets,
-        "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch, "embeddings": embedder is not None, "admitted": admitted,
+        "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch,
+        "embeddings": embedder is not None, "admitted": admitted,
         "setup_s (env + embedder load)": round(setup_s, 2), "synthesis_s (incl. pipeline build)": round(run_s, 2),
         "accepted_per_minute": round(admitted / run_s * 60, 1),
         "explorations": report["stages"]["explore"]["in"],

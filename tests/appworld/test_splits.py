@@ -72,8 +72,9 @@ def test_leakage_interface_finds_recreated_targets():
         train = env.tasks("train")
         target = next(t for t in dev if any(x["kind"] in ("added", "updated", "removed") for x in t.goal["tests"]))
         # Same checks, reworded: the same target.
+        reworded_tests = [{**x, "requirement": "?"} for x in target.goal["tests"]]
         reworded = target.derive(instruction="something else entirely", proposer="test", reference=target.reference,
-                                 goal={**target.goal, "tests": [{**x, "requirement": "?"} for x in target.goal["tests"]]})
+                                 goal={**target.goal, "tests": reworded_tests})
         # A train-parented task whose reference is the dev task's solution: it teaches that solution.
         copied = train[0].derive(instruction="do the thing", goal=dict(train[0].goal), reference=target.reference,
                                  proposer="test")

@@ -7,7 +7,6 @@ import statistics
 
 import numpy as np
 import pytest
-scipy_stats = pytest.importorskip("scipy.stats")
 
 from evolver_gym.core.stats import (
     difference_interval,
@@ -16,6 +15,8 @@ from evolver_gym.core.stats import (
     summarize_over_seeds,
     wilson_interval,
 )
+
+scipy_stats = pytest.importorskip("scipy.stats")
 
 
 def test_mean_interval_is_students_t():

@@ -281,7 +281,8 @@ def build_synthesizer(
                      env=base if config.leakage_targets else None),
     ]
     if embedder is not None and config.embedding_threshold:
-        filters.append(EmbeddingDedup(embedder, pool.tasks(origin="synthetic", status=None), config.embedding_threshold))
+        known_synthetic = pool.tasks(origin="synthetic", status=None)
+        filters.append(EmbeddingDedup(embedder, known_synthetic, config.embedding_threshold))
     filters.append(Feasibility(env, judge))
     if policy_factory is not None:
         filters.append(DifficultyEstimate(env, policy_factory, k=difficulty_k, judge=judge, pass_range=pass_range,

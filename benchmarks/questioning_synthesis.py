@@ -8,7 +8,8 @@ Usage:
 Model-free exploration (random over the available actions on WebShop; API calls as Python cells,
 ``CodeExplorer``, on AppWorld), the hindsight proposer (no model), lexical dedup, leakage guard
 against dev/test (text and, unless ``--no-leakage-targets``, targets), embedding dedup with the
-packaged all-MiniLM-L6-v2 (unless ``--no-embeddings``) and feasibility by replay. Prints the per-stage table and the throughput.
+packaged all-MiniLM-L6-v2 (unless ``--no-embeddings``) and feasibility by replay. Prints the per-stage
+table and the throughput.
 """
 
 from __future__ import annotations

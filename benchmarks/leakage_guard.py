@@ -41,7 +41,7 @@ def main() -> None:
     protected = env.tasks("dev") + env.tasks("test")
     pool = TaskPool(None)
     cfg = SynthesisConfig(batch=64, seed=args.seed, max_steps=env.max_steps, embedding_threshold=None,
-                          leakage_cosine=None, leakage_targets=False)
+                          leakage_cosine=None, leakage_targets="off")
     build_synthesizer(env, pool, cfg, embedder=None).run(args.n)
     tasks = pool.tasks(origin="synthetic")
 

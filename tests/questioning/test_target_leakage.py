@@ -105,3 +105,24 @@ def test_held_out_products_are_refused_under_the_product_split():
     probe = other.derive(instruction="a new wording", goal=dict(other.goal), reference=[], proposer="test")
     assert LeakageGuard([dev], env=env).near([probe]) == ["in a unit the split holds out"]
     assert LeakageGuard([dev], env=WebShopEnv(**SHOP)).near([probe]) == [None]
+
+
+def test_leakage_targets_setting_picks_the_checks():
+    from evolver_gym.appworld.env import AppWorldEnv
+
+    def guard(env, **kw):
+        synth = build_synthesizer(env, TaskPool(None), SynthesisConfig(**{**CONFIG, **kw}), embedder=None,
+                                  max_seed_tasks=2)
+        return next(f for f in synth.filters if f.name == "leakage_guard")
+
+    shop, apps = WebShopEnv(**SHOP), AppWorldEnv()
+    try:
+        assert guard(shop)._solves is not None and guard(shop).targets
+        # AppWorld's solves replays a reference per pair: 'auto' keeps the key checks only.
+        assert guard(apps)._solves is None and guard(apps).targets
+        assert guard(apps, leakage_targets="all")._solves is not None
+        assert guard(shop, leakage_targets="off").env is None
+    finally:
+        apps.close()
+    with pytest.raises(ValueError, match="leakage_targets must be .* got 'yes'"):
+        SynthesisConfig(leakage_targets="yes")

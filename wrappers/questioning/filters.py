@@ -139,6 +139,8 @@ class LeakageGuard:
       category split): a candidate in a held-out unit is refused.
 
     Judge-graded candidates carry their parent's goal, so only their reference is compared.
+    ``solves=False`` keeps the key checks (target, unit) and skips ``solves`` (costly where each call
+    replays a reference, as on AppWorld).
 
     Example:
         >>> from evolver_gym.webshop import WebShopEnv
@@ -154,7 +156,7 @@ class LeakageGuard:
 
     def __init__(self, protected: Sequence[Task], *, embedder: Embedder | None = None,
                  jaccard_threshold: float = 0.8, cosine_threshold: float = 0.9, env: Any = None,
-                 solved_by_protected: bool = False):
+                 solves: bool = True, solved_by_protected: bool = False):
         self.solved_by_protected = bool(solved_by_protected)
         self.protected = list(protected)
         self.jaccard_threshold = jaccard_threshold
@@ -165,7 +167,7 @@ class LeakageGuard:
         self.vectors = embedder.encode([t.instruction for t in self.protected]) if embedder and self.protected else None
         self.env = getattr(env, "unwrapped", env)
         self._target_key = getattr(self.env, "target_key", None)
-        self._solves = getattr(self.env, "solves", None)
+        self._solves = getattr(self.env, "solves", None) if solves else None
         self._buckets = getattr(self.env, "target_buckets", None)
         self._unit = getattr(self.env, "split_unit", None)
         self.targets = {k for k in map(self._target, self.protected) if k is not None}

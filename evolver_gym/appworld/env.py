@@ -24,12 +24,17 @@ from .evaluation import evaluate_tests, evaluation_report
 from .guard import ApiLimits, CallGuard, printable
 from .hindsight import hindsight_from_diff
 from .sandbox import Sandbox, SandboxConfig
-from .tasks import ENV_ID, SPLITS, build_tasks, start_state, world_bundle
+from .tasks import ENV_ID, SPLIT_SCHEMES, SPLITS, build_tasks, split_table, start_state, world_bundle
 from .tools import parse_tool_call, tool_schemas
 
 __all__ = ["AppWorldEnv", "render_prompt"]
 
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
+_CHANGE_KINDS = ("added", "updated", "removed")
+_UNCHECKED_WRITES = ("login", "logout", "complete_task")
+_API_CALL = re.compile(r"apis\.(\w+)\.(\w+)\s*\(")
+# A cell that may hand over an answer: ``complete_task(`` followed by anything but ``)`` or ``status=``.
+_ANSWERS = re.compile(r"complete_task\(\s*(?!\)|status\s*=)")
 
 
 def render_prompt(task: Task) -> str:
@@ -92,7 +97,9 @@ class AppWorldEnv(gym.Env[str, str]):
     ``evaluation`` (passes, failures, pass_share, difficulty, ...).
 
     ## Arguments
-    ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``seed`` (world seed),
+    ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``split_scheme`` (``goal``: dev and
+    test_normal reuse the train scenario templates with other parameters; ``scenario``: whole templates
+    held out of train, drawn from ``seed``; see docs/splits.md), ``seed`` (world seed),
     ``max_steps`` (40), ``action_mode`` (``code``/``tool``), ``timeout_s``, ``cpu_s``, ``memory_mb``,
     ``max_output_chars``, ``api_limits`` (:class:`~evolver_gym.appworld.guard.ApiLimits`: sizes of API
     arguments and replies, and the per-episode argument budget, enforced by the host in both modes).
@@ -110,11 +117,14 @@ class AppWorldEnv(gym.Env[str, str]):
     """
 
     metadata = {"render_modes": ["ansi"]}
+    # ``solves`` replays a reference in the sandbox per pair: the synthesis leakage guard skips it by default.
+    solves_is_costly = True
 
     def __init__(
         self,
         split: str = "train",
         seed: int = 0,
+        split_scheme: str = "goal",
         max_steps: int = 40,
         action_mode: str = "code",
         timeout_s: float = 10.0,
@@ -126,6 +136,8 @@ class AppWorldEnv(gym.Env[str, str]):
     ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+        if split_scheme not in SPLIT_SCHEMES:
+            raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
         if action_mode not in ("code", "tool"):
             raise ValueError(f"action_mode must be 'code' or 'tool', got {action_mode!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -133,7 +145,7 @@ class AppWorldEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.split, self.seed, self.max_steps, self.action_mode = split, int(seed), max_steps, action_mode
-        self.render_mode = render_mode
+        self.render_mode, self.split_scheme = render_mode, split_scheme
         self.sandbox_config = SandboxConfig(
             wall_s=float(timeout_s),
             cpu_s=float(cpu_s or timeout_s),
@@ -162,17 +174,20 @@ class AppWorldEnv(gym.Env[str, str]):
         self._last_obs = ""
         self._progress_cache: tuple[tuple[int, ...], float] | None = None
         self._hindsight_env: AppWorldEnv | None = None
+        self._solves_cache: dict[tuple[Any, ...], bool] = {}
 
     # -- task lookup ---------------------------------------------------------------------------
     def tasks(self, split: str | None = None) -> list[Task]:
         """Every task of ``split`` (default: this env's split) in this env's world."""
-        return build_tasks(split or self.split, self.seed)
+        return build_tasks(split or self.split, self.seed, self.split_scheme)
 
     def _find(self, task_id: str) -> Task:
-        for split in SPLITS:
-            for t in build_tasks(split, self.seed):
-                if t.task_id == task_id:
-                    return t
+        # Ids are the same task in every scheme; this env's scheme is searched first.
+        for scheme in sorted(SPLIT_SCHEMES, key=lambda s: s != self.split_scheme):
+            for split in SPLITS:
+                for t in build_tasks(split, self.seed, scheme):
+                    if t.task_id == task_id:
+                        return t
         raise ValueError(f"unknown AppWorld task_id {task_id!r} for world seed {self.seed}")
 
     def _choose(self, options: dict[str, Any]) -> Task:
@@ -393,7 +408,8 @@ class AppWorldEnv(gym.Env[str, str]):
             "operations": {
                 app: {n: s.description for n, s in specs.items()} for app, specs in REGISTRY.items()
             },
-            "splits": {s: len(v) * 3 for s, v in SPLITS.items()},
+            "splits": {s: len(v) * 3 for s, v in split_table(self.split_scheme, self.seed).items()},
+            "split_scheme": self.split_scheme,
         }
         if self.action_mode == "code":
             if self._sandbox is None:
@@ -424,6 +440,69 @@ class AppWorldEnv(gym.Env[str, str]):
         if not env._task_completed():
             cells.append("apis.supervisor.complete_task(status='success')")
         return hindsight_from_diff(trajectory.task, diffs, env._start, reference=cells)
+
+    # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------
+    def split_unit(self, task: Task | dict) -> str | None:
+        """The scenario template of ``task`` under the ``scenario`` scheme (held out whole), else None."""
+        task = Task.from_dict(task)
+        return task.goal.get("scenario") if self.split_scheme == "scenario" else None
+
+    def target_key(self, task: Task | dict) -> str | None:
+        """What ``task`` checks: its start state (setup rows) and its tests, less their wording."""
+        task = Task.from_dict(task)
+        if "tests" not in task.goal:
+            return None
+        tests = sorted(json.dumps({k: v for k, v in t.items() if k not in ("requirement", "label")},
+                                  sort_keys=True, default=str) for t in task.goal["tests"])
+        return json.dumps([task.seed, task.goal.get("setup", []), tests], sort_keys=True, default=str)
+
+    def target_buckets(self, task: Task | dict, as_solver: bool = False) -> set[str]:
+        """Keys that ``solves(solver, task)`` needs ``target_buckets(solver, True)`` and
+        ``target_buckets(task)`` to share.
+
+        As a task: the apps its tests require changes in, and ``"answer"`` when it checks an answer.
+        As a solver: the apps whose writing APIs its reference calls (``apis.<app>.<api>(`` with a
+        method other than GET, except ``login``, ``logout`` and ``complete_task``, which change nothing
+        the tests check), and ``"answer"`` when it may hand over one. A reference solves a task only
+        by writing an app the task requires changes in, or by answering when it checks an answer.
+        (Code that reaches APIs without naming them, e.g. through ``getattr``, is not seen.)
+        """
+        task = Task.from_dict(task)
+        if not as_solver:
+            tests = task.goal.get("tests", [])
+            keys = {f"app:{t['app']}" for t in tests if t.get("kind") in _CHANGE_KINDS}
+            return keys | ({"answer"} if any(t.get("kind") == "answer" for t in tests) else set())
+        keys = set()
+        for cell in map(str, task.reference):
+            for app, api in _API_CALL.findall(cell):
+                spec = REGISTRY.get(app, {}).get(api)
+                if spec is not None and spec.method != "GET" and api not in _UNCHECKED_WRITES:
+                    keys.add(f"app:{app}")
+            if _ANSWERS.search(cell):
+                keys.add("answer")
+        return keys
+
+    def solves(self, solver: Task | dict, task: Task | dict) -> bool:
+        """Whether ``solver``'s reference cells, run from ``task``'s start state, pass ``task``'s tests."""
+        solver, task = Task.from_dict(solver), Task.from_dict(task)
+        if not solver.reference or "tests" not in task.goal:
+            return False
+        if any(t.get("kind") == "answer" for t in task.goal["tests"]) and not any(
+                _ANSWERS.search(str(cell)) for cell in solver.reference):
+            return False  # an answer is checked and the reference never gives one
+        key = (tuple(map(str, solver.reference)), self.target_key(task))
+        if key not in self._solves_cache:
+            if self._hindsight_env is None:
+                self._hindsight_env = AppWorldEnv(split=self.split, seed=self.seed, max_steps=10_000,
+                                                  timeout_s=self.sandbox_config.wall_s)
+            env = self._hindsight_env
+            env.reset(options={"task": task})
+            for cell in solver.reference:
+                if env._done:
+                    break
+                env.step(str(cell))
+            self._solves_cache[key] = bool(env.evaluate()["success"])
+        return self._solves_cache[key]
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from evolver_gym.core.llm import LLMError
+from evolver_gym.core.llm import LLMError, OpenAIChatClient
 from evolver_gym.core.llm.testing import Fault
 
 MSG = [{"role": "user", "content": "say hello please"}]
@@ -74,3 +74,19 @@ def test_the_log_still_records_attempts(llm_server, tmp_path):
     assert client.chat(MSG) == "say hello please"
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r.get("error", {}).get("kind") for r in records] == ["timeout", None]
+
+
+def test_without_a_model_the_servers_only_model_is_used(llm_server):
+    client = llm_server.client(model="")
+    assert client.chat(MSG) == "say hello please"
+    assert llm_server.requests[-1]["model"] == llm_server.model
+
+
+def test_without_a_model_and_no_model_list_the_error_says_what_to_set():
+    from evolver_gym.core.llm.testing import ScriptedLLMServer
+
+    with ScriptedLLMServer() as server:
+        url = server.url
+    client = OpenAIChatClient(base_url=url, model="", api_key="k", timeout=1.0, max_retries=0)
+    with pytest.raises(LLMError, match="set `model`"):
+        client.chat(MSG)

@@ -152,6 +152,8 @@ class OpenAIChatClient:
         self._rng_lock = threading.Lock()
         self._log_lock = threading.Lock()
         self._log_warned = False
+        self._model: str | None = None
+        self._model_lock = threading.Lock()
         self.sleep: Callable[[float], None] = time.sleep  # replaceable, e.g. to record backoffs
 
     # -- public API ----------------------------------------------------------------------
@@ -215,10 +217,34 @@ class OpenAIChatClient:
         self._client.close()
 
     # -- internals -----------------------------------------------------------------------
+    def model(self) -> str:
+        """The model id requests name: ``config.model``, else the one model the server lists.
+
+        Without a configured model, requests would go out with ``"model": ""``; the server's
+        ``/v1/models`` is asked once instead, and a server listing none or several is an error
+        naming what it lists.
+        """
+        if self.config.model:
+            return self.config.model
+        with self._model_lock:
+            if self._model is None:
+                try:
+                    listed = sorted(m.id for m in self._client.models.list(timeout=self.config.timeout))
+                except Exception as exc:  # noqa: BLE001 - any failure means: set the model by hand
+                    kind = _classify(exc)[0]
+                    raise LLMError(f"{self.role}: no model configured and the server's model list is "
+                                   f"unavailable [{kind}]: {exc}; set `model` in the LLM config", kind=kind) from exc
+                if len(listed) != 1:
+                    raise LLMError(f"{self.role}: no model configured and the server lists {listed}; "
+                                   "set `model` in the LLM config to one of them", kind="client")
+                self._model = listed[0]
+            return self._model
+
     def _params(self, messages: list[Message], overrides: dict[str, Any]) -> tuple[dict[str, Any], float]:
         overrides = dict(overrides)
         timeout = float(overrides.pop("timeout", self.config.timeout))
-        params: dict[str, Any] = {"model": overrides.pop("model", self.config.model), "messages": messages}
+        model = overrides.pop("model", None) or self.model()
+        params: dict[str, Any] = {"model": model, "messages": messages}
         for key in _REQUEST_KEYS:
             value = overrides.pop(key, getattr(self.config, key))
             if value is not None:

@@ -148,3 +148,10 @@ def test_experience_build_with_a_failing_llm_summarizer_says_why_and_leaves_no_p
     err = capsys.readouterr().err
     assert "no experience added" in err and "HTTP 500" in err
     assert sorted(p.name for p in workdir.iterdir()) == ["bad.yaml", "roles.yaml"]
+
+
+def test_arena_tournament_creates_its_out_folder(workdir, capsys):
+    assert main(["arena", "tournament", "--entrants", "rule,random", "--games", "2", "--out", "runs/t1"]) == 0
+    assert (workdir / "runs" / "t1" / "results.jsonl").is_file()
+    assert (workdir / "runs" / "t1" / "results.jsonl.summary.json").is_file()
+    assert "tournament" in capsys.readouterr().err  # the progress bar

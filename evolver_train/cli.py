@@ -115,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     target, _ = SUBCOMMANDS[name]
     module_name, func_name = target.split(":")
+    from evolver_gym.install_check import check_install
+
+    try:
+        check_install()
+    except ImportError as exc:
+        print(f"evolver: error: {exc}", file=sys.stderr)
+        return 2
     original_error = argparse.ArgumentParser.error
     if not debug:
         argparse.ArgumentParser.error = _short_argparse_error  # type: ignore[method-assign]

@@ -48,7 +48,8 @@ def main() -> None:
     print(format_report(report))
     rates = {name: round(st["accepted"] / st["in"], 3) for name, st in report["stages"].items() if st["in"]}
     print(json.dumps({
-        "env": args.env, "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch, "embeddings": embedder is not None, "admitted": admitted,
+        "env": args.env, "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch,
+        "embeddings": embedder is not None, "admitted": admitted,
         "setup_s (env + embedder load)": round(setup_s, 2), "synthesis_s (incl. pipeline build)": round(run_s, 2),
         "accepted_per_minute": round(admitted / run_s * 60, 1),
         "explorations": report["stages"]["explore"]["in"],

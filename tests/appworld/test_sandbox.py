@@ -17,7 +17,9 @@ _CHANGE = (
 )
 HOSTILE = {
     "infinite loop": "while True:\n    pass",
-    "loop catching the timeout": "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+    "loop catching the timeout": (
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"
+    ),
     "memory bomb": "x = [0] * (10 ** 10)",
     "growing memory": "blob = []\nwhile True:\n    blob.append('x' * 10 ** 6)",
     "deep recursion": "def f(n):\n    return f(n + 1)\nf(0)",

@@ -120,8 +120,14 @@ def build_training_environment(config: EvolverGRPOConfig) -> TrainingEnvironment
 
 def _questioning(config: EvolverGRPOConfig, kw: dict[str, Any], probe: gym.Env, train_tasks: list[Task],
                  hooks: TrainingHooks, services: dict[str, Any]) -> Callable[[gym.Env], gym.Env]:
-    from wrappers.questioning import Curriculum, CurriculumConfig, SelfQuestioning, SynthesisConfig, TaskPool, \
-        build_synthesizer
+    from wrappers.questioning import (
+        Curriculum,
+        CurriculumConfig,
+        SelfQuestioning,
+        SynthesisConfig,
+        TaskPool,
+        build_synthesizer,
+    )
 
     path = kw.pop("pool", os.path.join(config.output_dir, "task_pool.sqlite"))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -154,8 +160,7 @@ def _questioning(config: EvolverGRPOConfig, kw: dict[str, Any], probe: gym.Env, 
 
 def _navigation(config: EvolverGRPOConfig, kw: dict[str, Any], hooks: TrainingHooks,
                 services: dict[str, Any]) -> Callable[[gym.Env], gym.Env]:
-    from wrappers.navigation import ExperienceContext, ExperiencePool, OfflineSummarizer, PoolConfig, \
-        is_training_task
+    from wrappers.navigation import ExperienceContext, ExperiencePool, OfflineSummarizer, PoolConfig, is_training_task
 
     uri = kw.pop("uri", os.path.join(config.output_dir, "experience.db"))
     os.makedirs(os.path.dirname(os.path.abspath(uri)) or ".", exist_ok=True)

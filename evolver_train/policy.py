@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "environment_texts", "build_environment_tokenizer", "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
+__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "environment_texts", "build_environment_tokenizer",
+           "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
 
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 
@@ -69,7 +70,7 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     for text in [*texts, *extra_words]:
         counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
     # Every digit and ASCII punctuation mark, with and without a leading space, is always known.
-    basics = [c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz") + ["[sep]"]
+    basics = list("0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + list("abcdefghijklmnopqrstuvwxyz") + ["[sep]"]
     # A word can follow a space or not ("search[red" vs "a red"): both variants are in the vocabulary.
     bare = {w.lstrip("▁") for w, c in counts.items() if c >= min_frequency} | set(basics)
     words = sorted({w for w in bare if w} | {"▁" + w for w in bare if w} | {"▁"})

@@ -46,12 +46,15 @@ __all__ = ["SFTConfig", "collect_demonstrations", "add_experience_context", "enc
 class SFTConfig:
     """Options of a supervised warm start. Every field is also a command-line flag."""
 
-    output_dir: str = field(default="outputs/sft", metadata={"help": "Where the checkpoint (model + tokenizer) is written."})
+    output_dir: str = field(default="outputs/sft",
+                            metadata={"help": "Where the checkpoint (model + tokenizer) is written."})
     env_id: str = field(default="evolver/WebShop-v0", metadata={"help": "Gymnasium id of the environment."})
-    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={"help": "Environment constructor kwargs (JSON on the command line)."})
+    env_kwargs: dict[str, Any] = field(default_factory=dict,
+                                       metadata={"help": "Environment constructor kwargs (JSON on the command line)."})
     split: str = field(default="train", metadata={"help": "Split whose tasks are demonstrated."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
-    imperfect_share: float = field(default=0.35, metadata={"help": "Share of demonstrations that are deliberately imperfect."})
+    imperfect_share: float = field(default=0.35,
+                                   metadata={"help": "Share of demonstrations that are deliberately imperfect."})
     model_name_or_path: str = field(default="tiny", metadata={
         "help": "'tiny' builds a small Llama-style policy and a word-level tokenizer from the environment; "
                 "otherwise a Hugging Face name or local folder."})
@@ -63,7 +66,8 @@ class SFTConfig:
         "help": "Observation shapers of evolver_train.observation (e.g. drop_repeated_instruction); "
                 "training must use the same ones."})
     num_threads: int = field(default=0, metadata={"help": "torch CPU threads (0 = torch's default)."})
-    max_observation_tokens: int = field(default=512, metadata={"help": "Observations longer than this keep head and tail."})
+    max_observation_tokens: int = field(default=512,
+                                        metadata={"help": "Observations longer than this keep head and tail."})
     learning_rate: float = field(default=3e-3, metadata={"help": "AdamW learning rate (cosine decay to 10%)."})
     batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
     max_steps: int = field(default=2000, metadata={"help": "Upper bound on optimiser steps."})
@@ -246,7 +250,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         # The block's template words join the tokenizer's vocabulary (the tiny policy's is built here).
         blocks = [d.steps[0].observation for d in demonstrations if d.metadata.get("experience")]
     model, tokenizer = _build_policy(config, env, blocks)
-    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
+    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,
+                      max_observation_tokens=config.max_observation_tokens)
     env.close()
     encoded = [encode_demonstration(codec, d) for d in demonstrations]
     encoded = [e for e in encoded if e[0]]
@@ -285,8 +290,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         loss_ema = value if loss_ema is None else 0.9 * loss_ema + 0.1 * value
         elapsed = time.monotonic() - start
         if step % config.log_every == 0:
-            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, {tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
-                  flush=True)
+            rate = tokens_seen / max(elapsed, 1e-9)
+            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, {rate:.0f} tokens/s)", flush=True)
         if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
             break
 
@@ -294,7 +299,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    (out / "sft_config.json").write_text(json.dumps({**asdict(config), "steps": step, "final_loss": loss_ema}, indent=2))
+    record = {**asdict(config), "steps": step, "final_loss": loss_ema}
+    (out / "sft_config.json").write_text(json.dumps(record, indent=2))
     print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")
     return out
 

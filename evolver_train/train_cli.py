@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     from .trainer import EvolverGRPOTrainer
 
     if config.sft:
-        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==", flush=True)
+        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==",
+              flush=True)
         config.model_name_or_path = run_warm_start(config)
     built = build_training_environment(config)
     probe = built.env_factory() if config.model_name_or_path == "tiny" else None

@@ -36,7 +36,7 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
     generate, calls = _recording_generate(model, tok)
     episodes = _play(rows, envs, generate, codec)
     # Every context passed to the sampler extends the previous one of the same episode (prefix extension).
-    for ep_index, ep in enumerate(episodes):
+    for ep in episodes:
         rec = ep.tokens
         assert len(rec.completion_ids) == len(rec.env_mask) == len(rec.step_ids) == len(rec.logprobs)
         assert rec.completion_ids[-1] == tok.eos_token_id  # completions end with EOS
@@ -46,7 +46,7 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
         full = rec.prompt_ids + rec.completion_ids
         # Rebuild the completion from what the sampler returned and the codec's observation deltas.
         pos, turn = 0, 0
-        for step in ep.steps:
+        for _ in ep.steps:
             model_ids = [t for t, m, s in zip(rec.completion_ids, rec.env_mask, rec.step_ids) if s == turn and m == 1]
             assert rec.completion_ids[pos: pos + len(model_ids)] == model_ids
             pos += len(model_ids)
@@ -57,7 +57,8 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
             if turn < len(ep.steps):
                 delta = codec.observation_ids(ep.steps[turn].observation)
                 assert rec.completion_ids[pos: pos + len(delta)] == delta
-                assert set(rec.env_mask[pos: pos + len(delta)]) == {0} and set(rec.step_ids[pos: pos + len(delta)]) == {-1}
+                assert set(rec.env_mask[pos: pos + len(delta)]) == {0}
+                assert set(rec.step_ids[pos: pos + len(delta)]) == {-1}
                 pos += len(delta)
         assert pos == len(rec.completion_ids)
         assert len(turn_contexts) == len(ep.steps)  # one generation context per turn
@@ -123,7 +124,8 @@ def test_experience_span_stripped_from_training_prompt_only():
     model, tok = tiny_policy()
     codec = ChatCodec(tok)
     task = GuessEnv().tasks()[2]
-    rows = [RowSpec(task=task.to_dict(), seed=1, experience=True), RowSpec(task=task.to_dict(), seed=1, experience=False)]
+    rows = [RowSpec(task=task.to_dict(), seed=1, experience=True),
+            RowSpec(task=task.to_dict(), seed=1, experience=False)]
     generate, calls = _recording_generate(model, tok)
     with_exp, without = _play(rows, [HintWrapper(GuessEnv()), HintWrapper(GuessEnv())], generate, codec,
                               strip_experience=True)

@@ -44,8 +44,8 @@ def _lora(trainer):
 
 def test_two_step_lora_run_overall_mode(tmp_path):
     trainer = _trainer(tmp_path, env_factory=lambda: LabelWrapper(HintWrapper(GuessEnv())), report_to="tensorboard",
-                       attribution_alpha=0.2, gigpo_omega=1.0, experience_share=0.5, wrappers=["navigation", "attribution"],
-                       save_strategy="steps", save_steps=2)
+                       attribution_alpha=0.2, gigpo_omega=1.0, experience_share=0.5,
+                       wrappers=["navigation", "attribution"], save_strategy="steps", save_steps=2)
     before = _lora(trainer)
     trainer.train()
     after = _lora(trainer)
@@ -92,7 +92,8 @@ def test_stripped_experience_rows_use_the_boosted_clip(tmp_path):
     trainer = _trainer(tmp_path, max_steps=1)
     b, t = 2, 3
     inputs = {"prompt_ids": torch.tensor([[5, 6], [5, 6]]), "prompt_mask": torch.ones(b, 2, dtype=torch.long),
-              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]), "completion_mask": torch.ones(b, t, dtype=torch.long),
+              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]),
+              "completion_mask": torch.ones(b, t, dtype=torch.long),
               "advantages": torch.ones(b, t), "num_items_in_batch": torch.tensor(6.0)}
     with torch.no_grad():
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
@@ -129,8 +130,8 @@ class CountingPool:
 def test_task_slots_questioning_cycle_and_experience_sink(tmp_path):
     pool, cycles, sunk = CountingPool(), [], []
     hooks = TrainingHooks(task_sampler=pool.sample, questioning_cycle=lambda step: cycles.append(step) or
-                          {"generated": 3, "accepted": 1}, experience_sink=lambda trajs: sunk.extend(trajs) or len(trajs),
-                          stateful={"pool": pool})
+                          {"generated": 3, "accepted": 1},
+                          experience_sink=lambda trajs: sunk.extend(trajs) or len(trajs), stateful={"pool": pool})
     model, tok = tiny_policy()
     trainer = EvolverGRPOTrainer(model, _config(tmp_path, questioning_interval=1), GuessEnv, hooks=hooks,
                                  processing_class=tok)
@@ -201,7 +202,8 @@ def test_left_aligned_logps_equal_trls_masked_computation(tmp_path):
     ids, mask = torch.cat([prompt, completion], 1), torch.cat([prompt_mask, completion_mask], 1)
     trainer.model.eval()
     with torch.no_grad():
-        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4, compute_entropy=True)
+        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4,
+                                                                       compute_entropy=True)
         ref, ref_ent, _ = GRPOTrainer._get_per_token_logps_and_entropies(trainer, trainer.model, ids, mask, 4,
                                                                          compute_entropy=True)
     keep = completion_mask.bool()

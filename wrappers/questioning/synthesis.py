@@ -276,7 +276,8 @@ def build_synthesizer(
                      jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0),
     ]
     if embedder is not None and config.embedding_threshold:
-        filters.append(EmbeddingDedup(embedder, pool.tasks(origin="synthetic", status=None), config.embedding_threshold))
+        synthetic = pool.tasks(origin="synthetic", status=None)
+        filters.append(EmbeddingDedup(embedder, synthetic, config.embedding_threshold))
     filters.append(Feasibility(env, judge))
     if policy_factory is not None:
         filters.append(DifficultyEstimate(env, policy_factory, k=difficulty_k, judge=judge, pass_range=pass_range,

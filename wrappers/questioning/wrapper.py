@@ -25,9 +25,10 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Draws tasks from a curated pool under a curriculum, and grades what the env cannot check.
 
     On ``reset`` without ``options["task"]``, ``options["task_id"]`` or ``options["split"]``, a task
-    is drawn from ``pool`` by the curriculum (judge-graded tasks only when a judge is configured) (seeded: ``reset(seed=s)`` restarts the draw stream
-    from ``s``) and handed to the env as ``options={"task": ...}`` with its ``reference`` removed, so
-    the reference never reaches the env, its observations or the acting policy. An explicit
+    is drawn from ``pool`` by the curriculum (judge-graded tasks only when a judge is configured)
+    (seeded: ``reset(seed=s)`` restarts the draw stream from ``s``) and handed to the env as
+    ``options={"task": ...}`` with its ``reference`` removed, so the reference never reaches the env,
+    its observations or the acting policy. An explicit
     ``task_id`` found in the pool is resolved from the pool; other explicit options pass through.
 
     A synthetic task whose goal the env cannot check (``metadata["grader"] == "judge"``) is scored
@@ -85,7 +86,8 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif curriculum is None or isinstance(curriculum, CurriculumConfig):
             self.curriculum = Curriculum(pool, curriculum)
         else:
-            raise TypeError(f"SelfQuestioning.curriculum must be a CurriculumConfig or Curriculum, got {type(curriculum)}")
+            raise TypeError(
+                f"SelfQuestioning.curriculum must be a CurriculumConfig or Curriculum, got {type(curriculum)}")
         if judge is not None and not isinstance(judge, ReferenceJudge):
             if not isinstance(judge, ChatClient):
                 raise TypeError(f"SelfQuestioning.judge must be a ReferenceJudge or ChatClient, got {type(judge)}")

@@ -14,22 +14,16 @@ from evolver_gym.core.llm.testing import Fault
 MSG = [{"role": "user", "content": "say hello please"}]
 
 
-def test_a_trickling_reply_is_cut_at_the_deadline(llm_server):
-    """~250 bytes at one per 50 ms take 12 s; the attempt's 0.5 s timeout is a deadline for all of it."""
-    llm_server.fail_next(Fault.trickle(0.05), times=2)
+@pytest.mark.parametrize("fault", [Fault.trickle(0.05), Fault.endless(0.02)], ids=["trickle", "endless"])
+def test_a_slow_or_endless_reply_is_cut_at_the_deadline(llm_server, fault):
+    """~250 bytes at one per 50 ms take 12 s, a chunked body that never ends takes forever; the
+    attempt's 0.5 s timeout is a deadline for all of the reply."""
+    llm_server.fail_next(fault, times=2)
     client = llm_server.client(timeout=0.5, max_retries=1)
     with pytest.raises(LLMError) as info:
         client.chat(MSG)
     assert info.value.kind == "timeout"
     assert len(llm_server.requests) == 2 and client.stats.snapshot()["retries"] == 1
-
-
-def test_an_endless_chunked_body_is_cut_at_the_deadline(llm_server):
-    llm_server.fail_next(Fault.endless(0.02), times=2)
-    client = llm_server.client(timeout=0.5, max_retries=1)
-    with pytest.raises(LLMError) as info:
-        client.chat(MSG)
-    assert info.value.kind == "timeout"
 
 
 def test_a_reply_over_the_size_limit_is_refused_and_not_retried(llm_server):

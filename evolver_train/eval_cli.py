@@ -202,7 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = factory()
         tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
         policy = OraclePolicy(tasks, env.unwrapped.oracle)
+        # Some environments (Avalon) have no reference actions: their "oracle" would play nothing.
+        has_reference = bool(tasks) and bool(env.unwrapped.oracle(tasks[0]))
         env.close()
+        if not has_reference:
+            raise ValueError(f"--checkpoint oracle: {env_id} has no reference actions to play")
         common["tasks"] = tasks
         report = evaluate_policy(
             None,

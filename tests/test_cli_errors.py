@@ -39,6 +39,8 @@ CASES = [
     (["eval", "--checkpoint", "no_such_ckpt", *WEBSHOP], "'no_such_ckpt'"),
     (["eval", "--checkpoint", "oracle", *WEBSHOP, "--experience", "on"], "--experience-uri"),
     (["eval", "--checkpoint", "oracle", "--k", "many"], "'many'"),
+    (["eval", "--checkpoint", "oracle", "--env", "arena:evolver/AvalonSeat-v0", "--num-tasks", "1"],
+     "has no reference actions"),
     # play
     (["play", "--env", "evolver/Nope-v0"], "Nope"),
     (["play", "--n", "200"], "--n 200 is more than the 140 tasks"),

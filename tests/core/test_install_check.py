@@ -21,6 +21,7 @@ def test_our_packages_pass():
 def test_a_local_wrappers_py_is_named_with_the_fix(tmp_path, monkeypatch):
     (tmp_path / "wrappers.py").write_text("x = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "wrappers", raising=False)  # what a fresh process would import
     with pytest.raises(ImportError, match=r"wrappers\.py.*virtualenv"):
         check_install()
 
@@ -29,6 +30,7 @@ def test_a_namesake_arena_package_is_detected(tmp_path, monkeypatch):
     (tmp_path / "arena").mkdir()
     (tmp_path / "arena" / "__init__.py").write_text('"""Another project called arena."""\n')
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "arena", raising=False)
     with pytest.raises(ImportError, match="not evolver-gym's `arena` package"):
         check_install()
 

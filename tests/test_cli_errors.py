@@ -157,3 +157,11 @@ def test_arena_tournament_creates_its_out_folder(workdir, capsys):
     assert (workdir / "runs" / "t1" / "results.jsonl").is_file()
     assert (workdir / "runs" / "t1" / "results.jsonl.summary.json").is_file()
     assert "tournament" in capsys.readouterr().err  # the progress bar
+
+
+def test_questions_synthesize_writes_to_a_default_folder(workdir, capsys):
+    """The README's `evolver questions synthesize --env evolver/WebShop-v0 --n ...` needs no --out."""
+    argv = ["questions", "synthesize", *WEBSHOP, *SMALL, "--n", "0", "--no-embeddings", "--quiet"]
+    assert main(argv) == 0
+    out = workdir / "runs" / "questions" / "evolver-WebShop-v0"
+    assert (out / "tasks.jsonl").is_file() and (out / "report.json").is_file()

@@ -22,3 +22,18 @@ def _register(env_id: str, entry_point: str, **kwargs) -> None:
 _register("evolver/WebShop-v0", "evolver_gym.webshop.env:WebShopEnv")
 _register("evolver/AppWorld-v0", "evolver_gym.appworld.env:AppWorldEnv")
 _register("evolver/AppWorldReal-v0", "evolver_gym.appworld.real:RealAppWorldEnv")
+
+
+def _warn_on_shadowed_packages() -> None:
+    # `arena` and `wrappers` share their names with other packages (see evolver_gym.install_check).
+    import warnings
+
+    from .install_check import check_install
+
+    try:
+        check_install()
+    except ImportError as exc:
+        warnings.warn(str(exc), stacklevel=3)
+
+
+_warn_on_shadowed_packages()

@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from ..core import Task, Trajectory, UnicodeText, make_random
 from .goals import SPLIT_SCHEMES, price_upper, split_unit
-from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, render
+from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, option_name_of_click, render
 from .policies import oracle_actions
 from .recipes import experience_recipe, flawed_plan
 from .shaping import observation_shaper
@@ -336,10 +336,9 @@ class WebShopEnv(gym.Env[str, str]):
         elif arg in SUB_PAGES:
             state.page, state.sub_page = "sub", arg
         else:  # an option value on the item page
-            for option_name, values in self.catalog.by_asin[state.asin]["options"].items():
-                if arg in values:
-                    state.options[option_name] = arg
-                    break
+            option_name = option_name_of_click(self.catalog.by_asin[state.asin]["options"], arg)
+            if option_name is not None:
+                state.options[option_name] = arg
         return None, 0.0, False
 
     def _render(self) -> str:

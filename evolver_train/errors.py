@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import os
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -100,16 +101,18 @@ def check_env_id(env_id: str, key: str = "env_id") -> None:
 
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    if env_id not in gym.registry:
+    name = env_id
+    if ":" in env_id:  # gym.make's "module:id" form imports the module that registers the id
+        module, name = env_id.split(":", 1)
         try:
-            import arena  # noqa: F401 - the arena registers its own ids
-        except ImportError:
-            pass
-    if env_id not in gym.registry:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"{key}: cannot import {module!r} named in {env_id!r}: {exc}") from None
+    if name not in gym.registry:
         ours = sorted(k for k in gym.registry if k.startswith("evolver/"))
-        close = difflib.get_close_matches(env_id, list(gym.registry), n=1)
+        close = difflib.get_close_matches(name, list(gym.registry), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f"; registered: {ours}"
-        raise ConfigError(f"{key}: no environment registered as {env_id!r}{hint}")
+        raise ConfigError(f"{key}: no environment registered as {name!r}{hint}")
 
 
 def check_local_path(value: str | None, key: str, *, hub_names: bool = False) -> None:

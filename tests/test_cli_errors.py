@@ -25,7 +25,7 @@ SMALL = ["--env-kwargs", '{"num_products": 100}']
 CASES = [
     # train / sft: the dispatcher's generic handler (config errors themselves are validated by train)
     (["train", "--config", "missing.yaml"], "'missing.yaml'"),
-    (["train", "--config", "bad.yaml"], "invalid YAML"),
+    (["train", "--config", "bad.yaml"], "YAML"),
     (["train", "--no_such_flag", "3"], "--no_such_flag"),
     (["sft", "--max_steps", "abc"], "'abc'"),
     (["sft", "--learning_rate", "fast"], "'fast'"),

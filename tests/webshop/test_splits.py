@@ -21,7 +21,9 @@ def _fingerprint(goals):
 
 
 @pytest.mark.parametrize("shop, expected", [
-    (SHOPS[0], {"test": "8e7a90b4ce936d8a", "dev": "f9191961f16c17ea", "train": "84f3ea0f1329f208"}),
+    # The synthetic shop's goals depend on the colour list (unreachable option combinations are dropped):
+    # recorded with the pre-split-scheme code and WebShop's own colour list.
+    (SHOPS[0], {"test": "1d064892cd057594", "dev": "72c8b91a3ba7f043", "train": "dab7e74f3eba2e2d"}),
     (SHOPS[1], {"test": "bb78565e4878f491", "dev": "f8ffa57202d148f1", "train": "97a575ca954642eb"}),
 ])
 def test_goal_split_is_the_old_split(shop, expected):

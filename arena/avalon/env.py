@@ -44,6 +44,10 @@ _TEXT_EXAMPLES = (
 )
 
 
+class _PlayedAsSuccess(IllegalAction):
+    """A Fail card from a seat that must play Success; it is played as Success, not asked again."""
+
+
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The Avalon AEC environment. See :mod:`arena.avalon_v0` for the full manual.
 
@@ -153,6 +157,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._steps = 0
         self.agent_selection = self.possible_agents[self.game.actor]
         self.infos = {a: {} for a in self.agents}
+        self._info_keys: dict[str, tuple] = {}
         self._update_infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -185,7 +190,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 code = int(action)
             except (TypeError, ValueError, OverflowError):
                 raise ParseError(f"action {action!r} is neither an action code nor text") from None
-        if code not in g.legal_codes(seat):
+        legal = g.legal_codes(seat, simultaneous=True)
+        if code not in legal:
+            if code == self.codec.FAIL and g.phase == "quest" and legal == self.codec.SUCCESS_ONLY:
+                # A must-succeed seat's Fail card is played as Success at once: asking again would
+                # keep the turn and show everyone that this seat is good.
+                raise _PlayedAsSuccess("good players must play SUCCESS; your card was played as SUCCESS")
             desc = self.codec.describe(code) if 0 <= code < self.codec.size else str(code)
             raise IllegalAction(f"{desc!r} is not legal for Player {seat} in phase {g.phase}")
         return code, None
@@ -217,6 +227,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             code, speech = self._decode(seat, action)
             self._errors[agent] = ""
             self._retries = 0
+        except _PlayedAsSuccess as exc:
+            self._invalid[agent] += 1
+            self._errors[agent] = str(exc)
+            self._retries = 0
+            code, speech = self.codec.SUCCESS, None
         except (ParseError, IllegalAction) as exc:
             self._invalid[agent] += 1
             self._retries += 1
@@ -251,12 +266,22 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 self.truncations[a] = True
 
     def _update_infos(self) -> None:
+        # Only the infos whose content changed are rebuilt (usually the previous and the new actor);
+        # the others keep their dict, which is still exact.
         g = self.game
+        phase, actor, done = g.phase, g.actor, g.phase == "end"
         for a in self.agents:
             seat = self._seat[a]
+            acting = actor == seat
+            key = (phase, acting, self._invalid[a], self._fallbacks[a], self._errors[a], done)
+            if acting:
+                key += (g.steps,)
+            if self._info_keys.get(a) == key:
+                continue
+            self._info_keys[a] = key
             info = {
-                "phase": g.phase,
-                "acting": g.actor == seat,
+                "phase": phase,
+                "acting": acting,
                 "role": g.roles[seat],
                 "side": "evil" if g.is_evil[seat] else "good",
                 "invalid_actions": self._invalid[a],
@@ -264,8 +289,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
             }
             if self.variant == "text":
-                info["legal_actions"] = legal_action_texts(g, seat) if g.actor == seat else []
-            if g.done:
+                info["legal_actions"] = legal_action_texts(g, seat) if acting else []
+            if done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
             self.infos[a] = info
 

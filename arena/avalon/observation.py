@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from .engine import AvalonGame
+from .engine import PHASES, AvalonGame
 from .rules import ROLE_TITLES, ROLES, AvalonConfig
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 MAX_PROPOSALS = 25  # 5 quests x 5 proposals, under either hammer rule
-_PHASES = ("discussion", "proposal", "vote", "quest", "assassination", "end")
+_PHASES = PHASES
 
 
 class FeatureLayout:
@@ -58,6 +58,8 @@ class FeatureLayout:
             ("proposals", MAX_PROPOSALS * (3 * n + 2)),
             ("revealed_roles", n * len(ROLES)),
             ("winner", 2),
+            ("lady_holder", n),  # Lady of the Lake (zeros when the rule is off)
+            ("lady_holders", n),
         ]
         self.offsets: dict[str, tuple[int, int]] = {}
         pos = 0
@@ -73,24 +75,21 @@ def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
 
-def _public_history(game: AvalonGame, o: dict[str, int]) -> tuple[list[int], list[tuple[int, float]]]:
-    """On-indices and fractional entries of the quest and proposal history (public to all seats).
-
-    Cached on the game per history length: it changes at most 30 times a game, observations
-    are built at every step.
-    """
-    key = (len(game.proposals), len(game.quests), game.done)
-    cache = game.__dict__.setdefault("_feature_cache", {})
-    if cache.get("key") == key:
-        return cache["on"], cache["frac"]
-    n = game.n
+def _public_base(game: AvalonGame, L: FeatureLayout) -> np.ndarray:
+    """The public part of every seat's feature vector (quest and proposal history, revealed roles,
+    Lady of the Lake), cached on the game until the history changes (at most ~35 times a game)."""
+    key = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
+    cached = game.feature_cache
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    o, n = L.start, game.n
+    x = np.zeros(L.size, dtype=np.float32)
     on: list[int] = []
-    frac: list[tuple[int, float]] = []
     for q in range(5):
         if q < len(game.quests):
             team, fails, ok = game.quests[q]
             on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
-            frac.append((o["quest_fails"] + q, fails / len(team)))
+            x[o["quest_fails"] + q] = fails / len(team)
             on += [o["quest_teams"] + q * n + j for j in team]
         else:
             on.append(o["quest_status"] + 3 * q)
@@ -104,51 +103,67 @@ def _public_history(game: AvalonGame, o: dict[str, int]) -> tuple[list[int], lis
         on.append(base + 3 * n)
         if approved:
             on.append(base + 3 * n + 1)
-    if game.done:  # roles are revealed to everyone at the end
+    if game.phase == "end":  # roles are revealed to everyone at the end
         on += [o["revealed_roles"] + j * len(ROLES) + ROLES.index(r) for j, r in enumerate(game.roles)]
         on.append(o["winner"] + (game.winner == "evil"))
-    cache.update(key=key, on=on, frac=frac)
-    return on, frac
+    if game.lady is not None:
+        on.append(o["lady_holder"] + game.lady)
+        on += [o["lady_holders"] + j for j in game.lady_holders]
+    x[on] = 1.0
+    game.feature_cache = (key, x)
+    return x
+
+
+@cache
+def _static_on(layout: FeatureLayout, role: str, evil: bool, seat: int, knowledge) -> np.ndarray:
+    """Indices set by what a seat knows from the deal on (seat, role, side, night knowledge)."""
+    o = layout.start
+    on = [o["seat"] + seat, o["role"] + ROLES.index(role)]
+    if evil:
+        on.append(o["evil"])
+    on += [o["known_evil"] + j for j in knowledge.evil]
+    on += [o["known_good"] + j for j in knowledge.good]
+    on += [o["merlin_candidates"] + j for j in knowledge.merlin_candidates]
+    return np.array(on, dtype=np.intp)
 
 
 def features(game: AvalonGame, seat: int) -> np.ndarray:
-    """The feature vector of ``seat`` (values in [0, 1])."""
+    """The feature vector of ``seat`` (values in [0, 1]); a fresh array the caller may keep."""
     L = _layout(game.n)
     o = L.start
-    x = np.zeros(L.size, dtype=np.float32)
-    k = game.knowledge[seat]
+    x = _public_base(game, L).copy()
+    x[_static_on(L, game.roles[seat], game.is_evil[seat], seat, game.knowledge[seat])] = 1.0
     on = [
-        o["seat"] + seat,
-        o["role"] + ROLES.index(game.roles[seat]),
         o["phase"] + _PHASES.index(game.phase),
         o["quest"] + min(game.quest, 4),
         o["rejections"] + min(game.rejections, 4),
         o["leader"] + game.leader,
     ]
-    if game.is_evil[seat]:
-        on.append(o["evil"])
     if game.actor == seat:
         on.append(o["acting"])
-    on += [o["known_evil"] + j for j in k.evil]
-    on += [o["known_good"] + j for j in k.good]
-    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
     on += [o["team"] + j for j in game.team]
-    on += [o["my_cards"] + 2 * q + fail for q, fail in game.cards[seat]]
-    history, frac = _public_history(game, o)
+    on += [o["my_cards"] + 2 * q + fail for s, q, fail in game._cards if s == seat]
+    for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
+        on.append((o["known_evil"] if evil else o["known_good"]) + target)
     x[on] = 1.0
-    x[history] = 1.0
-    for i, v in frac:
-        x[i] = v
     return x
 
 
-def legal_mask(game: AvalonGame, seat: int, size: int) -> np.ndarray:
-    """int8 mask over the flat code; nonzero only for the acting seat."""
-    mask = np.zeros(size, dtype=np.int8)
-    codes = game.legal_codes(seat)
-    if codes:
-        mask[list(codes)] = 1
-    return mask
+_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+
+
+def legal_mask(game: AvalonGame, seat: int, size: int, *, simultaneous: bool = False) -> np.ndarray:
+    """int8 mask over the flat code; nonzero only for the acting seat (or, with ``simultaneous``,
+    every seat whose choice is due). A fresh array the caller may keep."""
+    codes = game.legal_codes(seat, simultaneous=simultaneous)
+    mask = _MASKS.get((size, codes))
+    if mask is None:
+        mask = np.zeros(size, dtype=np.int8)
+        if codes:
+            mask[list(codes)] = 1
+        if len(_MASKS) < 4096:
+            _MASKS[(size, codes)] = mask
+    return mask.copy()
 
 
 @lru_cache(maxsize=64)
@@ -179,14 +194,21 @@ def rules_summary(config: AvalonConfig) -> str:
         f"On an approved quest each member secretly plays a card. {quest_rule}. "
         "Only the number of Fail cards is revealed.",
     ]
+    if config.lady_of_the_lake:
+        lines.append(
+            "Lady of the Lake: after quests 2, 3 and 4 her holder examines one player who has not held her, "
+            "learns in secret whether that player is good or evil, and hands her to that player."
+        )
     return "\n".join(lines)
 
 
-def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
+def _instruction(game: AvalonGame, seat: int, variant: str, simultaneous: bool = False) -> str:
     phase, c = game.phase, game.codec
     if game.done:
         return "The game is over."
-    if game.actor != seat:
+    if game.actor != seat and not (simultaneous and seat in game.pending()):
+        if simultaneous and phase in ("vote", "quest"):
+            return f"Waiting for the {'votes' if phase == 'vote' else 'quest cards'}."
         return f"Waiting for Player {game.actor} ({phase})."
     if phase == "discussion":
         if variant == "text":
@@ -208,10 +230,16 @@ def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
             f"Vote on team [{', '.join(map(str, game.team))}]. Reply 'VOTE: approve' or 'VOTE: reject'.{warn}"
         )
     if phase == "quest":
-        if c.FAIL in game.legal_codes(seat):
+        if c.FAIL in game.legal_codes(seat, simultaneous=simultaneous):
             return "You are on the quest. Reply 'QUEST: success' or 'QUEST: fail'."
         return "You are on the quest. Reply 'QUEST: success' (good players must succeed)."
     targets = [c.decode(code)[1] for code in game.legal_codes(seat)]
+    if phase == "lady":
+        return (
+            "You hold the Lady of the Lake: name a player to examine. Reply 'LADY: <player>'; choices: "
+            + ", ".join(map(str, targets))
+            + "."
+        )
     return (
         "Name the player you believe is Merlin. Reply 'ASSASSINATE: <player>'; choices: "
         + ", ".join(map(str, targets))
@@ -220,17 +248,24 @@ def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
 
 
 def seat_text(
-    game: AvalonGame, seat: int, variant: str = "text", *, error: str = "", max_chars: int = 32768
+    game: AvalonGame,
+    seat: int,
+    variant: str = "text",
+    *,
+    error: str = "",
+    max_chars: int = 32768,
+    simultaneous: bool = False,
 ) -> str:
-    """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``."""
+    """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``.
+    ``simultaneous``: every voter or quest member is addressed at once (the parallel view)."""
     head = rules_summary(game.config)
-    lines = game.lines[seat]
-    tail = _instruction(game, seat, variant)
+    tail = _instruction(game, seat, variant, simultaneous)
     if error:
         tail = f"Your last reply was not accepted: {error}\n{tail}"
-    body = "\n".join(lines)
+    body = _seat_body(game, seat)
     budget = max_chars - len(head) - len(tail) - 64
     if len(body) > budget:
+        lines = game.seat_lines(seat)
         keep, total = [lines[0]], len(lines[0])
         tail_lines: list[str] = []
         for line in reversed(lines[1:]):
@@ -243,9 +278,22 @@ def seat_text(
     return f"{head}\n\n{body}\n\n{tail}"[:max_chars]
 
 
-def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64) -> list[str]:
+def _seat_body(game: AvalonGame, seat: int) -> str:
+    """The seat's transcript joined into one string, extended incrementally (one join per new line
+    instead of one join of the whole game per observation)."""
+    lines = game.seat_lines(seat)
+    cache = game.body_cache
+    count, body = cache.get(seat, (0, ""))
+    if count < len(lines):
+        new = "\n".join(lines[count:])
+        body = f"{body}\n{new}" if count else new
+        cache[seat] = (len(lines), body)
+    return body
+
+
+def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64, *, simultaneous: bool = False) -> list[str]:
     """Text forms of the seat's legal actions (teams are summarised when there are too many)."""
-    codes = game.legal_codes(seat)
+    codes = game.legal_codes(seat, simultaneous=simultaneous)
     if not codes:
         return []
     if game.phase == "proposal" and len(codes) > limit:

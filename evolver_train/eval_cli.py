@@ -177,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
         policy = OraclePolicy(tasks, env.unwrapped.oracle)
         env.close()
+        if not any(policy.plans.values()):  # e.g. Avalon: no fixed action list wins a game
+            raise SystemExit(f"evolver eval: {env_id} has no oracle actions to replay; use `evolver play --env {env_id}`")  # noqa: E501
         common["tasks"] = tasks
         report = evaluate_policy(
             None,

@@ -150,7 +150,7 @@ class AvalonGame:
         self.log: list[tuple] = []
         self._rendered: dict[int, tuple[int, list[str]]] = {}
         self._public_text: dict[int, str] = {}
-        self.feature_cache: tuple | None = None  # observation.py's per-game caches
+        self.feature_cache: list | None = None  # observation.py's per-game caches
         self.body_cache: dict[int, tuple[int, str]] = {}
         # Lady of the Lake: the player to the right of the first leader (the leader passes clockwise).
         if config.lady_of_the_lake:
@@ -490,8 +490,9 @@ class AvalonGame:
         self.actor, *self._queue = self.team
 
     # -- views ----------------------------------------------------------------------------
-    def view(self, seat: int) -> SeatView:
-        """The information set of ``seat`` (safe to hand to that seat's player)."""
+    def view(self, seat: int, *, simultaneous: bool = False) -> SeatView:
+        """The information set of ``seat`` (safe to hand to that seat's player); ``simultaneous``:
+        its legal actions as one of the seats in :meth:`pending` (parallel view)."""
         return SeatView(
             seat=seat,
             role=self.roles[seat],
@@ -506,7 +507,7 @@ class AvalonGame:
             proposals=self.proposals,
             quests=self.quests,
             my_cards=self.my_cards(seat),
-            legal=self.legal_codes(seat),
+            legal=self.legal_codes(seat, simultaneous=simultaneous),
             lady=self.lady,
             lady_holders=self.lady_holders,
             lady_results=tuple(self.lady_results[seat]),
@@ -621,6 +622,9 @@ class _Tables:
         self.vote_order = tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
         self.codec = _codec(n)
         self.no_lady = ((),) * n
+        # Filled by arena.avalon.observation: the rules summary and legal-mask arrays of these rules.
+        self.summary: str | None = None
+        self.masks: dict[tuple[int, ...], Any] = {}
 
 
 @cache

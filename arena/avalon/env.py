@@ -157,7 +157,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._steps = 0
         self.agent_selection = self.possible_agents[self.game.actor]
         self.infos = {a: {} for a in self.agents}
-        self._info_keys: dict[str, tuple] = {}
         self._update_infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -220,8 +219,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         seat = self._seat[agent]
         g = self.game
+        # Rewards are zero until the last step, so PettingZoo's clear/accumulate passes are only
+        # needed there (they loop over every seat at every step otherwise).
         self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
         self._steps += 1
         try:
             code, speech = self._decode(seat, action)
@@ -238,47 +238,44 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             if self._retries <= self.config.max_retries:
                 # Same seat again, told what was wrong; the game does not move.
                 self._errors[agent] = str(exc)
-                self._update_infos()
-                self._accumulate_rewards()
+                self._update_infos((agent,))
                 self._check_truncation()
                 return
             code, speech = self._fallback(seat), None
             self._fallbacks[agent] += 1
             self._errors[agent] = ""
             self._retries = 0
+        phase = g.phase
         g.step(code, speech)
         if g.done:
             for a in self.agents:
                 good = g.roles[self._seat[a]] in GOOD_ROLES
                 self.rewards[a] = 1.0 if (g.winner == "good") == good else -1.0
                 self.terminations[a] = True
-        else:
-            self.agent_selection = self.possible_agents[g.actor]
-            self._check_truncation()
-        self._update_infos()
-        self._accumulate_rewards()
-        if g.done or any(self.truncations.values()):
+            self._update_infos()
+            self._accumulate_rewards()
             self._deads_step_first()
+            return
+        self.agent_selection = self.possible_agents[g.actor]
+        self._update_infos(None if g.phase != phase else (agent, self.agent_selection))
+        if self.max_cycles is not None:
+            self._check_truncation()
+            if self.truncations[agent]:
+                self._deads_step_first()
 
     def _check_truncation(self) -> None:
         if self.max_cycles is not None and self._steps >= self.max_cycles and not self.game.done:
             for a in self.agents:
                 self.truncations[a] = True
 
-    def _update_infos(self) -> None:
-        # Only the infos whose content changed are rebuilt (usually the previous and the new actor);
-        # the others keep their dict, which is still exact.
+    def _update_infos(self, agents: tuple[str, ...] | None = None) -> None:
+        """Rebuild the infos of ``agents`` (default: every seat). Within a phase only the seat that
+        acted and the next actor can change; the other seats keep their dict, which is still exact."""
         g = self.game
         phase, actor, done = g.phase, g.actor, g.phase == "end"
-        for a in self.agents:
+        for a in self.agents if agents is None else agents:
             seat = self._seat[a]
             acting = actor == seat
-            key = (phase, acting, self._invalid[a], self._fallbacks[a], self._errors[a], done)
-            if acting:
-                key += (g.steps,)
-            if self._info_keys.get(a) == key:
-                continue
-            self._info_keys[a] = key
             info = {
                 "phase": phase,
                 "acting": acting,

@@ -75,26 +75,22 @@ def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
 
-def _public_base(game: AvalonGame, L: FeatureLayout) -> np.ndarray:
-    """The public part of every seat's feature vector (quest and proposal history, revealed roles,
-    Lady of the Lake), cached on the game until the history changes (at most ~35 times a game)."""
-    key = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
-    cached = game.feature_cache
-    if cached is not None and cached[0] == key:
-        return cached[1]
+def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool, int]) -> tuple[list, list]:
+    """Feature entries of the public history added since ``since`` (counts of proposals and quests,
+    whether the end was seen, Lady holders): on-indices and ``(index, value)`` pairs."""
     o, n = L.start, game.n
-    x = np.zeros(L.size, dtype=np.float32)
+    n_prop, n_quest, ended, _ = since
     on: list[int] = []
-    for q in range(5):
-        if q < len(game.quests):
-            team, fails, ok = game.quests[q]
-            on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
-            x[o["quest_fails"] + q] = fails / len(team)
-            on += [o["quest_teams"] + q * n + j for j in team]
-        else:
-            on.append(o["quest_status"] + 3 * q)
+    values: list[tuple[int, float]] = []
+    for q in range(n_quest, len(game.quests)):
+        team, fails, ok = game.quests[q]
+        on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
+        values.append((o["quest_status"] + 3 * q, 0.0))  # no longer pending
+        values.append((o["quest_fails"] + q, fails / len(team)))
+        on += [o["quest_teams"] + q * n + j for j in team]
     width = 3 * n + 2
-    for i, (_, leader, team, votes, approved) in enumerate(game.proposals[:MAX_PROPOSALS]):
+    for i in range(n_prop, min(len(game.proposals), MAX_PROPOSALS)):
+        _, leader, team, votes, approved = game.proposals[i]
         base = o["proposals"] + i * width
         on.append(base + leader)
         on += [base + n + j for j in team]
@@ -103,66 +99,88 @@ def _public_base(game: AvalonGame, L: FeatureLayout) -> np.ndarray:
         on.append(base + 3 * n)
         if approved:
             on.append(base + 3 * n + 1)
-    if game.phase == "end":  # roles are revealed to everyone at the end
+    if game.phase == "end" and not ended:  # roles are revealed to everyone at the end
         on += [o["revealed_roles"] + j * len(ROLES) + ROLES.index(r) for j, r in enumerate(game.roles)]
         on.append(o["winner"] + (game.winner == "evil"))
-    if game.lady is not None:
-        on.append(o["lady_holder"] + game.lady)
+    if game.lady is not None:  # the holder moves: rewrite the block
+        values += [(o["lady_holder"] + j, float(j == game.lady)) for j in range(n)]
         on += [o["lady_holders"] + j for j in game.lady_holders]
-    x[on] = 1.0
-    game.feature_cache = (key, x)
+    return on, values
+
+
+def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
+    """Public history plus what ``seat`` knows from the deal on (seat, role, side, night knowledge,
+    the Lady's answers). Kept per seat and brought up to date with only the history added since the
+    last observation (a proposal, a quest result), not rebuilt."""
+    key = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
+    cache = game.feature_cache
+    if cache is None:
+        o = L.start
+        public = np.zeros(L.size, dtype=np.float32)
+        public[[o["quest_status"] + 3 * q for q in range(5)]] = 1.0  # every quest pending
+        cache = game.feature_cache = [(0, 0, False, 0), public, {}]
+    if cache[0] != key:
+        on, values = _history_on(game, L, cache[0])
+        lady_changed = cache[0][3] != key[3]
+        for x in (cache[1], *cache[2].values()):
+            x[on] = 1.0
+            for i, v in values:
+                x[i] = v
+        if lady_changed:  # the new holder's own answers arrive with her
+            cache[2].clear()
+        cache[0] = key
+    x = cache[2].get(seat)
+    if x is None:
+        o, k = L.start, game.knowledge[seat]
+        x = cache[1].copy()
+        on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
+        if game.is_evil[seat]:
+            on.append(o["evil"])
+        on += [o["known_evil"] + j for j in k.evil]
+        on += [o["known_good"] + j for j in k.good]
+        on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
+        for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
+            on.append((o["known_evil"] if evil else o["known_good"]) + target)
+        x[on] = 1.0
+        cache[2][seat] = x
     return x
-
-
-@cache
-def _static_on(layout: FeatureLayout, role: str, evil: bool, seat: int, knowledge) -> np.ndarray:
-    """Indices set by what a seat knows from the deal on (seat, role, side, night knowledge)."""
-    o = layout.start
-    on = [o["seat"] + seat, o["role"] + ROLES.index(role)]
-    if evil:
-        on.append(o["evil"])
-    on += [o["known_evil"] + j for j in knowledge.evil]
-    on += [o["known_good"] + j for j in knowledge.good]
-    on += [o["merlin_candidates"] + j for j in knowledge.merlin_candidates]
-    return np.array(on, dtype=np.intp)
 
 
 def features(game: AvalonGame, seat: int) -> np.ndarray:
     """The feature vector of ``seat`` (values in [0, 1]); a fresh array the caller may keep."""
     L = _layout(game.n)
     o = L.start
-    x = _public_base(game, L).copy()
-    x[_static_on(L, game.roles[seat], game.is_evil[seat], seat, game.knowledge[seat])] = 1.0
-    on = [
-        o["phase"] + _PHASES.index(game.phase),
-        o["quest"] + min(game.quest, 4),
-        o["rejections"] + min(game.rejections, 4),
-        o["leader"] + game.leader,
-    ]
+    x = _seat_base(game, seat, L).copy()
+    # The few entries that change at every step, set one by one (cheaper than a fancy index here).
+    x[o["phase"] + _PHASE_INDEX[game.phase]] = 1.0
+    x[o["quest"] + min(game.quest, 4)] = 1.0
+    x[o["rejections"] + min(game.rejections, 4)] = 1.0
+    x[o["leader"] + game.leader] = 1.0
     if game.actor == seat:
-        on.append(o["acting"])
-    on += [o["team"] + j for j in game.team]
-    on += [o["my_cards"] + 2 * q + fail for s, q, fail in game._cards if s == seat]
-    for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
-        on.append((o["known_evil"] if evil else o["known_good"]) + target)
-    x[on] = 1.0
+        x[o["acting"]] = 1.0
+    for j in game.team:
+        x[o["team"] + j] = 1.0
+    for s, q, fail in game._cards:
+        if s == seat:
+            x[o["my_cards"] + 2 * q + fail] = 1.0
     return x
 
 
-_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+_PHASE_INDEX = {p: i for i, p in enumerate(_PHASES)}
 
 
 def legal_mask(game: AvalonGame, seat: int, size: int, *, simultaneous: bool = False) -> np.ndarray:
     """int8 mask over the flat code; nonzero only for the acting seat (or, with ``simultaneous``,
     every seat whose choice is due). A fresh array the caller may keep."""
     codes = game.legal_codes(seat, simultaneous=simultaneous)
-    mask = _MASKS.get((size, codes))
-    if mask is None:
+    masks = game._t.masks  # legal sets repeat across games: one array per set and rules
+    mask = masks.get(codes)
+    if mask is None or len(mask) != size:
         mask = np.zeros(size, dtype=np.int8)
         if codes:
             mask[list(codes)] = 1
-        if len(_MASKS) < 4096:
-            _MASKS[(size, codes)] = mask
+        if len(masks) < 4096:
+            masks[codes] = mask
     return mask.copy()
 
 
@@ -258,7 +276,10 @@ def seat_text(
 ) -> str:
     """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``.
     ``simultaneous``: every voter or quest member is addressed at once (the parallel view)."""
-    head = rules_summary(game.config)
+    t = game._t
+    head = t.summary
+    if head is None:
+        head = t.summary = rules_summary(game.config)
     tail = _instruction(game, seat, variant, simultaneous)
     if error:
         tail = f"Your last reply was not accepted: {error}\n{tail}"

@@ -76,8 +76,8 @@ class ArenaTrainConfig:
     steps: int = field(default=60, metadata={"help": "gradient steps"})
     deals_per_step: int = field(default=8, metadata={"help": "GRPO groups (deals) per step"})
     group_size: int = field(default=8, metadata={"help": "G: rollouts of the learning seats per deal"})
-    learning_rate: float = field(default=3e-3, metadata={"help": "Adam learning rate"})
-    entropy_coef: float = field(default=0.01, metadata={"help": "entropy bonus weight"})
+    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
+    entropy_coef: float = field(default=0.02, metadata={"help": "entropy bonus weight"})
     hidden_size: int = field(default=128, metadata={"help": "policy MLP width"})
     opponent_mix: dict[str, float] = field(
         default_factory=lambda: {"self": 0.3, "league": 0.3, "rule": 0.3, "random": 0.1},
@@ -146,14 +146,20 @@ def _n_codes(n: int) -> int:
 
 # -- step credit: decisions a rule can judge from the hidden state ------------------------------------
 def step_credit(game: AvalonGame, seat: int, code: int) -> float:
-    """Credit of ``seat`` playing ``code`` now, judged from what the seat itself knows: -1 for a good
-    seat approving or proposing a team with a player it knows is evil, -1 for an evil seat approving
-    or proposing a team with no evil player it knows of (itself included); 0 when no rule applies."""
+    """Credit of ``seat`` playing ``code`` now, judged from what the seat itself knows (0 when no
+    rule applies):
+
+    * -1 for a good seat approving or proposing a team with a player it knows is evil;
+    * -1 for a good seat rejecting the fifth proposal of a round when that hands evil the game;
+    * -1 for an evil seat approving or proposing a team with no evil player it knows of (itself
+      included).
+    """
     c = game.codec
     if game.phase == "vote" and code in (c.APPROVE, c.REJECT):
         team = game.team
-        if code != c.APPROVE:
-            return 0.0
+        if code == c.REJECT:
+            fifth = game.rejections == 4 and game.config.hammer == "evil_wins"
+            return -1.0 if fifth and not game.is_evil[seat] else 0.0
     elif game.phase == "proposal" and c.TEAM0 <= code < c.APPROVE:
         team = c.decode(code)[1]
     else:

@@ -114,7 +114,7 @@ class AvalonGame:
         "config", "n", "roles", "is_evil", "knowledge", "assassin", "_t", "codec", "leader", "quest",
         "rejections", "team", "proposals", "quests", "_cards", "winner", "end_reason", "assassin_target",
         "steps", "_queue", "_votes", "_fails", "_wins", "_losses", "log", "_rendered", "_public_text",
-        "lady", "lady_holders", "lady_results", "phase", "actor", "feature_cache", "body_cache",
+        "lady", "lady_holders", "lady_results", "phase", "actor", "feature_cache", "body_cache", "history",
     )  # fmt: skip
 
     def __init__(self, config: AvalonConfig, roles: tuple[str, ...] | list[str], leader: int = 0):
@@ -138,11 +138,12 @@ class AvalonGame:
         # Tuples, not lists: views share them without copying (append = rebuild, at most 25 times).
         self.proposals: tuple = ()
         self.quests: tuple = ()
-        self._cards: list[tuple[int, int, bool]] = []  # (seat, quest, fail), see ``my_cards``
+        self._cards: list[tuple[int, tuple, tuple]] = []  # (quest, seats, fails) batches, see ``my_cards``
         self.winner: str | None = None
         self.end_reason: str | None = None
         self.assassin_target: int | None = None
         self.steps = 0
+        self.history = 0  # bumped whenever the public history (proposals, quests, Lady, end) grows
         self._queue: list[int] = []
         self._votes: list[bool] = [False] * n
         self._fails = 0
@@ -171,7 +172,7 @@ class AvalonGame:
     # -- records --------------------------------------------------------------------------
     def my_cards(self, seat: int) -> tuple[tuple[int, bool], ...]:
         """``seat``'s own quest cards ``(quest, fail)`` so far."""
-        return tuple((q, f) for s, q, f in self._cards if s == seat)
+        return tuple((q, f) for q, seats, fails in self._cards for s, f in zip(seats, fails) if s == seat)
 
     @property
     def cards(self) -> list[list[tuple[int, bool]]]:
@@ -273,6 +274,7 @@ class AvalonGame:
             self.actor = self.leader
 
     def _finish(self, winner: str, reason: str) -> None:
+        self.history += 1
         self.phase, self.winner, self.end_reason = "end", winner, reason
         self.actor = -1
         self.log.append((-1, "end", winner, reason, self.roles))
@@ -342,6 +344,7 @@ class AvalonGame:
             if t.auto_approve and self.rejections == 4:
                 self.log.append((-1, "vote_result", None, True))
                 self.proposals += ((self.quest, self.leader, team, None, True),)
+                self.history += 1
                 self._approved()
                 return
             self.phase = "vote"
@@ -380,26 +383,30 @@ class AvalonGame:
             self.log.append((seat, "lady_result", target, evil))
             self.lady = target
             self.lady_holders += (target,)
+            self.history += 1
             self.quest += 1
             self._start_proposal()
 
     def play_votes(self, codes) -> None:
         """Every vote of the current proposal at once, in the order :meth:`pending` lists the voters
         (the parallel view's step; same records as one :meth:`step` per voter)."""
-        c, queue = self.codec, self._queue
+        queue = self._queue
         if self.phase != "vote" or len(codes) != len(queue) + 1:
             raise IllegalAction(f"play_votes needs {len(self.pending())} votes in phase {self.phase}, got {codes!r}")
-        approve = c.APPROVE
-        yes = codes.count(approve)
-        if yes + codes.count(c.REJECT) != len(codes):
-            raise IllegalAction(f"play_votes takes APPROVE ({approve}) or REJECT ({c.REJECT}) codes, got {codes!r}")
-        mine = tuple([code == approve for code in codes])
-        n = self.n
-        if len(mine) == n:  # the whole round: seat order is the voters' order rotated to seat 0
-            seats = self._t.vote_order[self.leader]
-            k = n - self.leader
-            votes = mine[k:] + mine[:k]
+        n, leader = self.n, self.leader
+        if len(codes) == n:  # the whole round (the usual case): a table lookup
+            key = tuple(codes)
+            table = self._t.vote_table[leader]
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = self._t.votes_entry(leader, key)
+            mine, votes = entry
+            seats = self._t.vote_order[leader]
         else:
+            c = self.codec
+            if codes.count(c.APPROVE) + codes.count(c.REJECT) != len(codes):
+                raise IllegalAction(f"play_votes takes APPROVE or REJECT codes, got {codes!r}")
+            mine = tuple([code == c.APPROVE for code in codes])
             seats = (self.actor, *queue)
             for seat, v in zip(seats, mine):
                 self._votes[seat] = v
@@ -410,22 +417,23 @@ class AvalonGame:
 
     def play_cards(self, codes) -> None:
         """Every quest card of the current team at once, in the order :meth:`pending` lists the members."""
-        c, queue = self.codec, self._queue
+        queue = self._queue
         if self.phase != "quest" or len(codes) != len(queue) + 1:
             raise IllegalAction(f"play_cards needs {len(self.pending())} cards in phase {self.phase}, got {codes!r}")
-        fail = c.FAIL
-        fails = codes.count(fail)
-        if fails + codes.count(c.SUCCESS) != len(codes):
-            raise IllegalAction(f"play_cards takes SUCCESS ({c.SUCCESS}) or FAIL ({fail}) codes, got {codes!r}")
-        seats = (self.actor, *queue)
-        mine = tuple([code == fail for code in codes])
-        if fails and self.config.good_must_succeed:
+        t = self._t
+        key = tuple(codes)
+        entry = t.card_table.get(key)
+        if entry is None:
+            entry = t.card_table[key] = t.cards_entry(key)
+        mine, fails = entry
+        seats = self.team if len(codes) == len(self.team) else (self.actor, *queue)
+        if fails and t.must_succeed:
             is_evil = self.is_evil
             bad = [s for s, f in zip(seats, mine) if f and not is_evil[s]]
             if bad:
                 raise IllegalAction(f"'QUEST: fail' is not legal for Player {bad[0]} in phase quest")
         q = self.quest
-        self._cards += [(s, q, f) for s, f in zip(seats, mine)]
+        self._cards.append((q, seats, mine))
         self.log.append((-2, "my_cards", q, seats, mine))
         self._fails += fails
         self.steps += len(mine)
@@ -437,17 +445,20 @@ class AvalonGame:
 
     def _count_votes(self, votes: tuple[bool, ...]) -> None:
         approved = 2 * votes.count(True) > self.n  # strict majority; a tie rejects
+        leader = self.leader
         self.log.append((-1, "vote_result", votes, approved))
-        self.proposals += ((self.quest, self.leader, self.team, votes, approved),)
+        self.proposals += ((self.quest, leader, self.team, votes, approved),)
+        self.history += 1
+        self.leader = self._t.next_seat[leader]
         if approved:
             self.rejections = 0
-            self.leader = (self.leader + 1) % self.n
             self.phase = "quest"
             self._fails = 0
-            self.actor, *self._queue = self.team
+            team = self.team
+            self.actor = team[0]
+            self._queue = list(team[1:])
             return
         self.rejections += 1
-        self.leader = (self.leader + 1) % self.n
         if self.rejections == 5:
             self._finish("evil", "five_rejections")
             return
@@ -455,13 +466,14 @@ class AvalonGame:
 
     def _play_card(self, seat: int, fail: bool) -> None:
         self._fails += fail
-        self._cards.append((seat, self.quest, fail))
+        self._cards.append((self.quest, (seat,), (fail,)))
         self.log.append((seat, "card", self.quest, fail))
 
     def _quest_done(self) -> None:
         q = self.quest
         succeeded = self._fails < self._t.fails[q]
         self.quests += ((self.team, self._fails, succeeded),)
+        self.history += 1
         self.log.append((-1, "quest_result", q, self.team, self._fails, succeeded))
         if succeeded:
             self._wins += 1
@@ -620,11 +632,35 @@ class _Tables:
             for k in self.sizes
         )
         self.vote_order = tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
+        # Per leader: vote codes in voting order -> (each voter's vote, votes by seat); filled lazily.
+        self.vote_table: tuple[dict, ...] = tuple({} for _ in range(n))
+        self.card_table: dict[tuple[int, ...], tuple[tuple[bool, ...], int]] = {}  # card codes -> (fails, count)
+        self.must_succeed = config.good_must_succeed
+        self.next_seat = tuple((s + 1) % n for s in range(n))
         self.codec = _codec(n)
         self.no_lady = ((),) * n
         # Filled by arena.avalon.observation: the rules summary and legal-mask arrays of these rules.
         self.summary: str | None = None
         self.masks: dict[tuple[int, ...], Any] = {}
+        self.instructions: dict[tuple, str] = {}
+
+
+    def votes_entry(self, leader: int, codes: tuple[int, ...]) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+        c = self.codec
+        bad = [x for x in codes if x != c.APPROVE and x != c.REJECT]
+        if bad:
+            raise IllegalAction(f"play_votes takes APPROVE ({c.APPROVE}) or REJECT ({c.REJECT}) codes, got {bad!r}")
+        mine = tuple(x == c.APPROVE for x in codes)
+        k = len(codes) - leader  # voters start at the leader: rotate to seat order
+        return mine, mine[k:] + mine[:k]
+
+    def cards_entry(self, codes: tuple[int, ...]) -> tuple[tuple[bool, ...], int]:
+        c = self.codec
+        bad = [x for x in codes if x != c.SUCCESS and x != c.FAIL]
+        if bad:
+            raise IllegalAction(f"play_cards takes SUCCESS ({c.SUCCESS}) or FAIL ({c.FAIL}) codes, got {bad!r}")
+        mine = tuple(x == c.FAIL for x in codes)
+        return mine, sum(mine)
 
 
 @cache

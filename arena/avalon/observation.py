@@ -112,27 +112,27 @@ def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
     """Public history plus what ``seat`` knows from the deal on (seat, role, side, night knowledge,
     the Lady's answers). Kept per seat and brought up to date with only the history added since the
     last observation (a proposal, a quest result), not rebuilt."""
-    key = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
     cache = game.feature_cache
     if cache is None:
         o = L.start
         public = np.zeros(L.size, dtype=np.float32)
         public[[o["quest_status"] + 3 * q for q in range(5)]] = 1.0  # every quest pending
-        cache = game.feature_cache = [(0, 0, False, 0), public, {}]
-    if cache[0] != key:
-        on, values = _history_on(game, L, cache[0])
-        lady_changed = cache[0][3] != key[3]
-        for x in (cache[1], *cache[2].values()):
+        cache = game.feature_cache = [-1, (0, 0, False, 0), public, {}]
+    if cache[0] != game.history:
+        counts = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
+        on, values = _history_on(game, L, cache[1])
+        lady_changed = cache[1][3] != counts[3]
+        for x in (cache[2], *cache[3].values()):
             x[on] = 1.0
             for i, v in values:
                 x[i] = v
         if lady_changed:  # the new holder's own answers arrive with her
-            cache[2].clear()
-        cache[0] = key
-    x = cache[2].get(seat)
+            cache[3].clear()
+        cache[0], cache[1] = game.history, counts
+    x = cache[3].get(seat)
     if x is None:
         o, k = L.start, game.knowledge[seat]
-        x = cache[1].copy()
+        x = cache[2].copy()
         on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
         if game.is_evil[seat]:
             on.append(o["evil"])
@@ -142,7 +142,7 @@ def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
         for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
             on.append((o["known_evil"] if evil else o["known_good"]) + target)
         x[on] = 1.0
-        cache[2][seat] = x
+        cache[3][seat] = x
     return x
 
 
@@ -160,9 +160,9 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
         x[o["acting"]] = 1.0
     for j in game.team:
         x[o["team"] + j] = 1.0
-    for s, q, fail in game._cards:
-        if s == seat:
-            x[o["my_cards"] + 2 * q + fail] = 1.0
+    for q, seats, fails in game._cards:
+        if seat in seats:
+            x[o["my_cards"] + 2 * q + fails[seats.index(seat)]] = 1.0
     return x
 
 
@@ -221,6 +221,29 @@ def rules_summary(config: AvalonConfig) -> str:
 
 
 def _instruction(game: AvalonGame, seat: int, variant: str, simultaneous: bool = False) -> str:
+    """The closing instruction of a seat's text; the acting seat's is memoised per rules table for
+    the phases that repeat all game (votes, quest cards, proposals, speech turns)."""
+    phase = game.phase
+    if phase in ("vote", "quest", "proposal", "discussion") and (
+        game.actor == seat or (simultaneous and seat in game.pending())
+    ):
+        if phase == "vote":
+            key = (phase, game.team, game.rejections == 4)
+        elif phase == "quest":
+            key = (phase, game.is_evil[seat] or not game.config.good_must_succeed)
+        elif phase == "proposal":
+            key = (phase, game.quest)
+        else:
+            key = (phase, variant, game.leader, game.quest)
+        memo = game._t.instructions
+        text = memo.get(key)
+        if text is None:
+            text = memo[key] = _instruction_text(game, seat, variant, simultaneous)
+        return text
+    return _instruction_text(game, seat, variant, simultaneous)
+
+
+def _instruction_text(game: AvalonGame, seat: int, variant: str, simultaneous: bool = False) -> str:
     phase, c = game.phase, game.codec
     if game.done:
         return "The game is over."

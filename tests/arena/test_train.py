@@ -34,6 +34,13 @@ def test_step_credit_judges_votes_and_proposals_from_the_seats_knowledge():
     g = AvalonGame(RULES, ROLES, leader=0)
     assert step_credit(g, 0, g.codec.team_code([0, 4])) == -1.0  # Merlin proposes a known evil seat
     assert step_credit(g, 0, g.codec.team_code([0, 1])) == 0.0
+    for _ in range(4):  # four rejected teams: the fifth vote decides the round
+        g.step(g.codec.team_code([g.leader, (g.leader + 1) % 5]))
+        g.play_votes([g.codec.REJECT] * 5)
+    g.step(g.codec.team_code([1, 2]))
+    assert g.rejections == 4 and g.phase == "vote"
+    assert step_credit(g, 1, g.codec.REJECT) == -1.0  # a good seat hands evil the game
+    assert step_credit(g, 3, g.codec.REJECT) == 0.0  # evil may
 
 
 def test_a_group_is_one_deal_played_g_times_by_the_learning_seats():

@@ -417,6 +417,7 @@ def train(config: ArenaTrainConfig, *, log: Callable[[str], None] | None = None)
             (_Side("rule", bot="rule"), _Side("trained", policy=final)),
             (_Side("untrained", policy=untrained), _Side("trained", policy=final)),
             (_Side("rule", bot="rule"), _Side("untrained", policy=untrained)),
+            (_Side("untrained", policy=untrained), _Side("untrained", policy=untrained)),
         ):
             pairings.append(evaluate(rules, good, evil, config.eval_games, derive_seed(config.seed, "final")))
             log(json.dumps(pairings[-1]))

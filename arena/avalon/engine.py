@@ -112,9 +112,10 @@ class AvalonGame:
 
     __slots__ = (
         "config", "n", "roles", "is_evil", "knowledge", "assassin", "_t", "codec", "leader", "quest",
-        "rejections", "team", "proposals", "quests", "_cards", "winner", "end_reason", "assassin_target",
-        "steps", "_queue", "_votes", "_fails", "_wins", "_losses", "log", "_rendered", "_public_text",
-        "lady", "lady_holders", "lady_results", "phase", "actor", "feature_cache", "body_cache", "history",
+        "rejections", "team", "proposals", "quests", "_cards", "_cards_by_seat", "winner", "end_reason",
+        "assassin_target", "steps", "_queue", "_votes", "_fails", "_wins", "_losses", "log", "_rendered",
+        "_public_text", "lady", "lady_holders", "lady_results", "phase", "actor", "feature_cache", "body_cache",
+        "history",
     )  # fmt: skip
 
     def __init__(self, config: AvalonConfig, roles: tuple[str, ...] | list[str], leader: int = 0):
@@ -139,6 +140,7 @@ class AvalonGame:
         self.proposals: tuple = ()
         self.quests: tuple = ()
         self._cards: list[tuple[int, tuple, tuple]] = []  # (quest, seats, fails) batches, see ``my_cards``
+        self._cards_by_seat: tuple | None = None
         self.winner: str | None = None
         self.end_reason: str | None = None
         self.assassin_target: int | None = None
@@ -172,7 +174,14 @@ class AvalonGame:
     # -- records --------------------------------------------------------------------------
     def my_cards(self, seat: int) -> tuple[tuple[int, bool], ...]:
         """``seat``'s own quest cards ``(quest, fail)`` so far."""
-        return tuple((q, f) for q, seats, fails in self._cards for s, f in zip(seats, fails) if s == seat)
+        by_seat = self._cards_by_seat
+        if by_seat is None or by_seat[0] != len(self._cards):  # cards are played at most 5 times a game
+            per_seat: list[list[tuple[int, bool]]] = [[] for _ in range(self.n)]
+            for q, seats, fails in self._cards:
+                for s, f in zip(seats, fails):
+                    per_seat[s].append((q, f))
+            by_seat = self._cards_by_seat = (len(self._cards), tuple(tuple(c) for c in per_seat))
+        return by_seat[1][seat]
 
     @property
     def cards(self) -> list[list[tuple[int, bool]]]:

@@ -89,7 +89,7 @@ def test_train_end_to_end_writes_report_elo_and_plot(tmp_path):
     assert report["league"] == ["policy@0", "policy@1", "policy@2", "rule", "random"]
     assert [h["step"] for h in report["elo_history"]] == [0, 1, 2]
     assert set(report["elo_history"][-1]["elo"]) == set(report["league"])
-    assert len(report["evaluation"]) == 6
+    assert len(report["evaluation"]) == 7
     for row in report["evaluation"]:
         lo, hi = row["ci95"]
         assert row["games"] == 6 and lo <= row["good_win_rate"] <= hi

@@ -11,7 +11,8 @@
 
 GRPO here: a *group* is one deal (roles, first leader, env seed, opponents and their seeds) played
 ``group_size`` times; only the learning seats' sampled actions differ. Each learning seat's return
-is its team's outcome (+1/-1) plus ``step_credit_weight`` times its rule credits; the advantage is
+is its team's outcome (+1/-1) plus ``step_credit_weight`` times its step credits (hidden-state
+rules where one applies, an LLM judge for the other decisions when ``llm_judge`` is set); the advantage is
 that return z-scored over the group for the same seat, and every decision of the seat in that
 game gets it (one on-policy gradient step per batch, so no importance ratio is needed).
 
@@ -86,7 +87,11 @@ class ArenaTrainConfig:
     llm_seats: tuple[str, ...] = field(
         default=(), metadata={"help": "LLM entrants 'llm:<model>@<base_url>' in the league (kind 'llm')"}
     )
-    step_credit_weight: float = field(default=0.1, metadata={"help": "weight of the per-decision rule credit"})
+    step_credit_weight: float = field(default=0.1, metadata={"help": "weight of the per-decision credit"})
+    llm_judge: str | None = field(
+        default=None,
+        metadata={"help": "'<model>@<base_url>': an LLM judge labels the decisions no rule can judge"},
+    )
     snapshot_every: int = field(default=10, metadata={"help": "steps between league checkpoints (and Elo)"})
     elo_games: int = field(default=40, metadata={"help": "games of a new checkpoint against each league member"})
     eval_games: int = field(default=500, metadata={"help": "games per pairing in the final evaluation"})
@@ -104,6 +109,8 @@ class ArenaTrainConfig:
         bad = [k for k, w in self.opponent_mix.items() if k not in kinds or not w >= 0]
         if bad or sum(self.opponent_mix.values()) <= 0:
             raise ValueError(f"opponent_mix needs weights >= 0 for {sorted(kinds)}, got {self.opponent_mix!r}")
+        if self.llm_judge is not None and not (isinstance(self.llm_judge, str) and self.llm_judge.partition("@")[0]):
+            raise ValueError(f"llm_judge must be '<model>@<base_url>', got {self.llm_judge!r}")
         if self.opponent_mix.get("llm", 0) > 0 and not self.llm_seats:
             raise ValueError("opponent_mix draws 'llm' opponents but llm_seats is empty")
         for name in ("steps", "deals_per_step", "group_size", "hidden_size", "snapshot_every", "torch_threads"):
@@ -145,9 +152,9 @@ def _n_codes(n: int) -> int:
 
 
 # -- step credit: decisions a rule can judge from the hidden state ------------------------------------
-def step_credit(game: AvalonGame, seat: int, code: int) -> float:
-    """Credit of ``seat`` playing ``code`` now, judged from what the seat itself knows (0 when no
-    rule applies):
+def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
+    """Credit of ``seat`` playing ``code`` now, judged from what the seat itself knows (``None``
+    when no rule can judge the decision; the LLM judge may then):
 
     * -1 for a good seat approving or proposing a team with a player it knows is evil;
     * -1 for a good seat rejecting the fifth proposal of a round when that hands evil the game;
@@ -159,15 +166,17 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float:
         team = game.team
         if code == c.REJECT:
             fifth = game.rejections == 4 and game.config.hammer == "evil_wins"
-            return -1.0 if fifth and not game.is_evil[seat] else 0.0
+            return -1.0 if fifth and not game.is_evil[seat] else None
     elif game.phase == "proposal" and c.TEAM0 <= code < c.APPROVE:
         team = c.decode(code)[1]
     else:
-        return 0.0
+        return None
     known_evil = set(game.knowledge[seat].evil) | {t for t, evil in game.lady_results[seat] if evil}
     if game.is_evil[seat]:
         known_evil.add(seat)
-        return -1.0 if not known_evil.intersection(team) else 0.0
+        return -1.0 if not known_evil.intersection(team) else None
+    if not known_evil:
+        return None  # a seat that knows no evil player cannot be judged by this rule
     return -1.0 if known_evil.intersection(team) else 0.0
 
 
@@ -213,10 +222,16 @@ def play_group(
     rollouts: int,
     sample_seed: int,
     credit_weight: float = 0.0,
+    judge: Any = None,
 ) -> list[dict[str, Any]]:
     """Play one deal ``rollouts`` times in the PettingZoo parallel env. Returns one record per game:
-    ``winner``, ``roles``, and for learning seats ``decisions`` (features, mask, action) and
-    ``returns`` (team outcome + credit)."""
+    ``winner``, ``roles``, and for learning seats ``decisions`` (features, mask, action),
+    ``credit`` and ``returns`` (team outcome + ``credit_weight`` x credit).
+
+    Credit: :func:`step_credit` where a rule judges a decision; the other decisions of a learning
+    seat go to ``judge`` when given (an attributor with ``attribute_batch(trajectories)``, e.g.
+    ``wrappers.attribution.LLMJudgeAttributor``: one trajectory per seat and game, the seat's text
+    observation and the action as each step; GOOD adds +1, BAD -1)."""
     out = []
     for r in range(rollouts):
         env = parallel_env(config=rules)
@@ -231,6 +246,7 @@ def play_group(
         gen = torch.Generator().manual_seed(derive_seed(sample_seed, r) % 2**63)
         decisions: dict[int, list] = {s: [] for s, side in enumerate(sides) if side.learns}
         credit = dict.fromkeys(decisions, 0.0)
+        unjudged: dict[int, list[tuple[str, str]]] = {s: [] for s in decisions}
         while env.agents:
             pending = g.pending()
             actions = {a: 0 for a in env.agents}
@@ -253,9 +269,16 @@ def play_group(
                     actions[f"player_{s}"] = code
                     if s in decisions:
                         decisions[s].append((x[i], m[i], code))
-                        credit[s] += step_credit(g, s, code)
+                        judged = step_credit(g, s, code)
+                        if judged is not None:
+                            credit[s] += judged
+                        elif judge is not None:
+                            unjudged[s].append((obs[f"player_{s}"]["text"], g.codec.describe(code)))
             obs, rewards, _, _, _ = env.step(actions)
         outcome = {s: (1.0 if (g.winner == "evil") == g.is_evil[s] else -1.0) for s in decisions}
+        if judge is not None:
+            for s, score in _judge_credit(judge, g, unjudged, outcome, deal_seed).items():
+                credit[s] += score
         out.append(
             {
                 "winner": g.winner,
@@ -267,6 +290,26 @@ def play_group(
             }
         )
     return out
+
+
+def _judge_credit(judge: Any, game: AvalonGame, unjudged: dict[int, list[tuple[str, str]]],
+                  outcome: dict[int, float], deal_seed: int) -> dict[int, float]:
+    """Sum of the judge's step scores per seat (one trajectory per seat, one batched call)."""
+    from evolver_gym.core import Step, Task, Trajectory
+
+    seats = [s for s, steps in unjudged.items() if steps]
+    trajectories = [
+        Trajectory(
+            task=Task(f"arena/avalon/{deal_seed}/{s}", "arena/avalon-v0",
+                      f"Play Avalon as Player {s} and help your side win."),
+            steps=[Step(text, action) for text, action in unjudged[s]],
+            success=outcome[s] > 0,
+            score=outcome[s],
+        )
+        for s in seats
+    ]  # fmt: skip
+    results = judge.attribute_batch(trajectories) if trajectories else []
+    return {s: sum(label.score for label in r.labels) for s, r in zip(seats, results, strict=True)}
 
 
 def _grpo_loss(policy: SeatPolicy, games: list[list[dict[str, Any]]], entropy_coef: float):
@@ -336,6 +379,13 @@ def train(config: ArenaTrainConfig, *, log: Callable[[str], None] | None = None)
 
         writer = SummaryWriter(str(out / "tensorboard"))
     rng = make_random("arena-train", config.seed)
+    judge = None
+    if config.llm_judge:
+        from evolver_gym.core.llm import OpenAIChatClient
+        from wrappers.attribution import LLMJudgeAttributor
+
+        model, _, base_url = config.llm_judge.partition("@")
+        judge = LLMJudgeAttributor(OpenAIChatClient(model=model, base_url=base_url or None, role="attributor"))
     kinds = [k for k, w in config.opponent_mix.items() if w > 0]
     weights = [config.opponent_mix[k] for k in kinds]
     elo_games: list[dict[str, Any]] = []
@@ -381,7 +431,7 @@ def train(config: ArenaTrainConfig, *, log: Callable[[str], None] | None = None)
             good, evil = (learner, other) if learn == "good" else (other, learner)
             group = play_group(rules, good, evil, deal_seed=derive_seed(config.seed, "deal", step, d),
                                rollouts=config.group_size, sample_seed=derive_seed(config.seed, "sample", step, d),
-                               credit_weight=config.step_credit_weight)  # fmt: skip
+                               credit_weight=config.step_credit_weight, judge=judge)  # fmt: skip
             groups.append(group)
             for g in group:
                 wins[learn][0] += (g["winner"] == learn)

@@ -26,9 +26,9 @@ def test_step_credit_judges_votes_and_proposals_from_the_seats_knowledge():
     g = _at_vote([0, 3])
     c = g.codec
     assert step_credit(g, 0, c.APPROVE) == -1.0  # Merlin approves a team with a known evil seat
-    assert step_credit(g, 0, c.REJECT) == 0.0
-    assert step_credit(g, 1, c.APPROVE) == 0.0  # a Servant cannot know
-    assert step_credit(g, 3, c.APPROVE) == 0.0  # evil approves a team with evil on it
+    assert step_credit(g, 0, c.REJECT) is None  # no rule judges it (the LLM judge may)
+    assert step_credit(g, 1, c.APPROVE) is None  # a Servant knows no one: no rule applies
+    assert step_credit(g, 3, c.APPROVE) is None  # evil approves a team with evil on it
     g = _at_vote([0, 1])
     assert step_credit(g, 4, g.codec.APPROVE) == -1.0  # evil approves an all-good team it knows of
     g = AvalonGame(RULES, ROLES, leader=0)
@@ -40,7 +40,7 @@ def test_step_credit_judges_votes_and_proposals_from_the_seats_knowledge():
     g.step(g.codec.team_code([1, 2]))
     assert g.rejections == 4 and g.phase == "vote"
     assert step_credit(g, 1, g.codec.REJECT) == -1.0  # a good seat hands evil the game
-    assert step_credit(g, 3, g.codec.REJECT) == 0.0  # evil may
+    assert step_credit(g, 3, g.codec.REJECT) is None  # evil may
 
 
 def test_a_group_is_one_deal_played_g_times_by_the_learning_seats():
@@ -123,3 +123,26 @@ def test_cli_runs_a_tiny_recipe(tmp_path, capsys):
     assert "good trained" in text and "Elo:" in text
     assert (out / "report.json").exists() and (out / "arena_training.png").exists()
     assert np.isfinite(json.loads((out / "report.json").read_text())["elo_history"][-1]["elo"]["rule"])
+
+
+def test_llm_judge_labels_the_decisions_no_rule_can_judge():
+    import re
+
+    from evolver_gym.core.llm.testing import ScriptedLLMServer
+    from wrappers.attribution import LLMJudgeAttributor
+
+    def all_bad(body):
+        steps = len(re.findall(r"EVAL-STEP \d+", body["messages"][-1]["content"]))
+        return "\n".join(f"Step {i} Judgment: BAD" for i in range(1, steps + 1))
+
+    learner = _Side("policy", policy=SeatPolicy(5, 16), learns=True)
+    bots = _Side("rule", bot="rule")
+    plain = play_group(RULES, learner, bots, deal_seed=4, rollouts=1, sample_seed=1)
+    with ScriptedLLMServer(handler=all_bad) as server:
+        judge = LLMJudgeAttributor(server.client(role="attributor"))
+        judged = play_group(RULES, learner, bots, deal_seed=4, rollouts=1, sample_seed=1, judge=judge)
+        asked = [r["messages"][-1]["content"] for r in server.requests]
+    assert asked and all("Play Avalon as Player" in text for text in asked)
+    steps_sent = sum(len(re.findall(r"EVAL-STEP \d+", text)) for text in asked)
+    extra = sum(judged[0]["credit"].values()) - sum(plain[0]["credit"].values())
+    assert steps_sent > 0 and extra == -steps_sent  # every judged decision got BAD (-1), no other change

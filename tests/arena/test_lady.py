@@ -103,3 +103,13 @@ def test_text_reply_examines_a_player():
     assert "LADY: <player>" in env.observe("player_2")["text"]
     env.step("I choose to look at LADY: 6")
     assert g.lady == 6 and np.array_equal(g.lady_holders, (2, 6))
+
+
+def test_cli_plays_with_the_lady(capsys):
+    from arena.cli import main
+
+    assert main(["play", "--players", "7", "--lady", "--discussion-rounds", "0", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "uses the Lady of the Lake on Player" in out
+    assert main(["play", "--players", "5", "--lady"]) == 2
+    assert "7 or more players" in capsys.readouterr().err

@@ -24,8 +24,8 @@ Example:
     >>> cfg = ArenaTrainConfig(steps=1, deals_per_step=1, group_size=2, eval_games=0, elo_games=0,
     ...                        output_dir=None)
     >>> report = train(cfg)
-    >>> report["steps"], sorted(report["league"])[:2]
-    (1, ['policy@0', 'random'])
+    >>> report["steps"], report["league"]
+    (1, ['policy@0', 'policy@1', 'rule', 'random'])
 """
 
 from __future__ import annotations

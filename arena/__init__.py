@@ -19,6 +19,9 @@ from gymnasium.envs.registration import register, registry
 
 __all__: list[str] = []
 
+# Marks this package as evolver-gym's (another distribution on the registry is also named `arena`).
+__evolver_gym_package__ = True
+
 if "evolver/AvalonSeat-v0" not in registry:
     register(
         id="evolver/AvalonSeat-v0",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -79,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules(t)
     t.add_argument("--entrants", required=True, help="entrant specs, comma-separated; name=spec to rename")
     t.add_argument("--games", type=int, default=100)
-    t.add_argument("--out", help="results JSONL (resumable); the summary goes next to it")
+    t.add_argument("--out", help="results JSONL (resumable), or a folder for results.jsonl (created if missing); "
+                   "the summary goes next to it")
     t.add_argument("--save-records", action="store_true", help="keep each game's record for the viewer")
 
     m = sub.add_parser("matchup", help="good win rate of one player kind (good seats) against another (evil)")
@@ -181,21 +183,56 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tournament(args: argparse.Namespace) -> int:
-    from .avalon.tournament import run_tournament
+def _results_path(out: str) -> Path:
+    """``--out``: a results file, or a folder (existing, ending in '/', or without a suffix) that gets
+    ``results.jsonl``."""
+    path = Path(out)
+    if path.is_dir() or out.endswith(("/", "\\")) or not path.suffix:
+        return path / "results.jsonl"
+    return path
 
+
+def _tournament(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .avalon.tournament import make_entrant, run_tournament
+
+    if args.games < 1:
+        raise ValueError(f"--games must be positive, got {args.games}")
     entrants = {}
     for item in args.entrants.split(","):
         name, _, spec = item.partition("=")
         entrants[name] = spec or name
-    summary = run_tournament(
-        entrants,
-        num_games=args.games,
-        config=_config(args),
-        seed=args.seed,
-        out=args.out,
-        save_records=args.save_records,
-    )
+        make_entrant(entrants[name])  # an unknown spec fails here, before anything is written
+    config = _config(args)
+    out, created = None, []
+    if args.out:
+        out = _results_path(args.out)
+        missing = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        created = missing[-1:]  # the outermost folder this command made
+    bar = tqdm(total=args.games, desc="tournament", unit="game", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        summary = run_tournament(
+            entrants,
+            num_games=args.games,
+            config=config,
+            seed=args.seed,
+            out=out,
+            save_records=args.save_records,
+            progress=progress,
+        )
+    except Exception:
+        for folder in created:  # a failed first run leaves no folder behind
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        bar.close()
     g = summary["good_win"]
     print(
         f"games: {summary['games']}   good win rate: {g['win_rate']:.3f} "
@@ -216,8 +253,8 @@ def _tournament(args: argparse.Namespace) -> int:
             "    roles: "
             + ", ".join(f"{r} {v['win_rate']:.2f} (n={v['games']})" for r, v in e["roles"].items())
         )
-    if args.out:
-        print(f"results: {args.out}  summary: {args.out}.summary.json")
+    if out is not None:
+        print(f"results: {out}  summary: {out}.summary.json")
     return 0
 
 

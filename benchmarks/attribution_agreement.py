@@ -62,7 +62,8 @@ def main() -> None:
     for att in (RuleAttributor(), OutcomeSign()):
         r = evaluate_attributor(att, trajs)
         print(f"{att.name:<13} accuracy {r['accuracy']:.3f}  kappa {r['kappa']:.3f}  "
-              f"BAD recall {r['per_label']['BAD']['recall']:.3f}  BAD precision {r['per_label']['BAD']['precision']:.3f}")
+              f"BAD recall {r['per_label']['BAD']['recall']:.3f}  "
+              f"BAD precision {r['per_label']['BAD']['precision']:.3f}")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def _recipe(mode: str) -> Path:
 
 
 def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, model: str):
-    """The run's ``EvolverGRPOConfig``: the recipe with the benchmark's budget and seed."""
+    """The run's ``RunConfig``: the recipe with the benchmark's budget and seed."""
     from evolver_train.train_cli import parse_config
 
     argv = [
@@ -81,13 +81,12 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
             "--num_generations",
             str(args.group),
         ]
-    config = parse_config(argv)
+    run = parse_config(argv)
     if mode == "basic" and _recipe(mode).name == "quickstart.yaml":
         # Plain GRPO: the same recipe with every mechanism off (fixed training tasks, outcome advantage).
-        config.wrappers, config.wrapper_kwargs = [], {}
-        config.experience_share, config.attribution_alpha, config.questioning_interval = 0.0, 0.0, 0
-    config.sft = None
-    return config
+        run.train.wrappers, run.mechanisms = [], {}
+    run.train.sft = None
+    return run
 
 
 def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
@@ -96,15 +95,15 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
 
     if (folder / "sft" / "config.json").exists():
         return str(folder / "sft")  # resumable: a finished warm start is reused
-    config = _config("overall", args, seed, folder, "tiny")
+    run = _config("overall", args, seed, folder, "tiny")
     import yaml
 
-    config.sft = dict((yaml.safe_load(_recipe("overall").read_text()) or {}).get("sft") or {})
+    run.train.sft = dict((yaml.safe_load(_recipe("overall").read_text()) or {}).get("sft") or {})
     if args.sft_steps:  # a step budget, like the recipe's: the same seed gives the same warm start anywhere
-        config.sft.update(max_steps=args.sft_steps, max_minutes=0)
+        run.train.sft.update(max_steps=args.sft_steps, max_minutes=0)
     if args.sft_demos:
-        config.sft.update(num_demonstrations=args.sft_demos)
-    return run_warm_start(config)
+        run.train.sft.update(num_demonstrations=args.sft_demos)
+    return run_warm_start(run)
 
 
 def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
@@ -116,9 +115,10 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
     from evolver_train.train_cli import load_model
     from evolver_train.trainer import EvolverGRPOTrainer
 
-    config = _config(mode, args, seed, folder / mode, sft_dir)
-    built = build_training_environment(config)
-    model, tokenizer = load_model(config)
+    run = _config(mode, args, seed, folder / mode, sft_dir)
+    config = run.train
+    built = build_training_environment(config, run.mechanisms)
+    model, tokenizer = load_model(run)
     probe = built.env_factory()
     dev = probe.unwrapped.tasks("dev")[: args.eval_episodes]
     probe.close()
@@ -153,7 +153,7 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
         model,
         config,
         built.env_factory,
-        tasks=built.train_tasks if "questioning" not in config.wrappers else None,
+        tasks=None if built.samples_tasks else built.train_tasks,
         hooks=built.hooks,
         processing_class=tokenizer,
         callbacks=[Curve()],
@@ -334,12 +334,13 @@ def main(argv: list[str] | None = None) -> int:
             runs[mode][seed] = _run(mode, args, seed, sft_dir, folder)
             (out_dir / "learning_webshop.json").write_text(json.dumps({"runs": runs}, indent=1))
     summary = _summarise(runs)
-    cfg = _config("overall", args, seeds[0], out_dir / "probe", "tiny")
+    probe_run = _config("overall", args, seeds[0], out_dir / "probe", "tiny")
+    cfg, mech = probe_run.train, probe_run.mechanisms
     setup = (
         f"Recipe `{_recipe('overall').relative_to(ROOT)}`: {cfg.env_id} {json.dumps(cfg.env_kwargs)}, "
         f"{cfg.per_device_train_batch_size // cfg.num_generations} tasks x G={cfg.num_generations} per step, "
         f"lr {cfg.learning_rate}, max {cfg.max_turns} turns; overall = {', '.join(cfg.wrappers)}, "
-        f"alpha {cfg.attribution_alpha}, eta {cfg.experience_share}. Wall time "
+        f"alpha {mech['attribution'].attribution_alpha}, eta {mech['navigation'].experience_share}. Wall time "
         f"{(time.monotonic() - started) / 60:.1f} min on {os.cpu_count()} CPU cores."
     )
     results = Path(args.results)

@@ -25,3 +25,18 @@ _register("evolver/AppWorldReal-v0", "evolver_gym.appworld.real:RealAppWorldEnv"
 # The Avalon seat lives in the arena package (PettingZoo underneath); the string entry point keeps
 # this import light: arena loads on the first gym.make of the id.
 _register("evolver/AvalonSeat-v0", "arena.avalon.single_seat:SingleSeat", max_episode_steps=1000)
+
+
+def _warn_on_shadowed_packages() -> None:
+    # `arena` and `wrappers` share their names with other packages (see evolver_gym.install_check).
+    import warnings
+
+    from .install_check import check_install
+
+    try:
+        check_install()
+    except ImportError as exc:
+        warnings.warn(str(exc), stacklevel=3)
+
+
+_warn_on_shadowed_packages()

@@ -92,10 +92,15 @@ def play_main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        tasks = unwrapped.tasks(args.split)[: args.n]
+        tasks = unwrapped.tasks(args.split)
     except ValueError as exc:
         print(f"evolver play: {exc}", file=sys.stderr)
         return 2
+    if args.n > len(tasks):
+        print(f"evolver play: --n {args.n} is more than the {len(tasks)} tasks of split {args.split!r}; "
+              f"use --n {len(tasks)} or fewer", file=sys.stderr)
+        return 2
+    tasks = tasks[: args.n]
     results = play_policies(env, tasks, progress=sys.stderr.isatty())
     if args.json:
         print(json.dumps(results, sort_keys=True))

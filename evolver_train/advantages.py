@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from wrappers.attribution.plugin import cosine_alpha  # the schedule lives with the mechanism it weighs
+
 __all__ = [
     "EpisodeSignals",
     "outcome_advantages",
@@ -225,27 +227,6 @@ def combine_step_advantages(episodes: Sequence[EpisodeSignals], *, alpha: float 
     for name in ("outcome", "attribution", "anchor"):
         stats[f"{name}_share"] = stats[f"{name}_abs"] / total if total > 0 else 0.0
     return advantages, stats
-
-
-def cosine_alpha(step: int, *, alpha: float, alpha_min: float = 0.0, decay_steps: int | None = None,
-                 cutoff_step: int | None = None) -> float:
-    """The attribution weight at training step ``step``.
-
-    ``alpha_t = alpha_min + (alpha - alpha_min) * (1 + cos(pi * p)) / 2`` with ``p = step / decay_steps``
-    clamped to [0, 1] (constant ``alpha`` when ``decay_steps`` is ``None``); 0 from ``cutoff_step`` on.
-
-    Example:
-        >>> cosine_alpha(0, alpha=0.2, decay_steps=10), cosine_alpha(10, alpha=0.2, decay_steps=10)
-        (0.2, 0.0)
-        >>> cosine_alpha(5, alpha=0.2, cutoff_step=5)
-        0.0
-    """
-    if cutoff_step is not None and step >= cutoff_step:
-        return 0.0
-    if not decay_steps:
-        return float(alpha)
-    p = min(max(step / decay_steps, 0.0), 1.0)
-    return float(alpha_min + 0.5 * (alpha - alpha_min) * (1.0 + math.cos(math.pi * p)))
 
 
 def gather_episodes(local: list[Any]) -> tuple[list[Any], slice]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,8 +130,33 @@ def _summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _validate(args: argparse.Namespace) -> None:
+    """Refuse bad flags before any model or environment is loaded, naming the bad value."""
+    for flag in ("k", "num_tasks", "batch_size", *(n for n in _ROLLOUT_FLAGS if n != "system_prompt")):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be positive, got {value}")
+    if not args.temperature >= 0:
+        raise ValueError(f"--temperature must be >= 0, got {args.temperature}")
+    if not 0 < args.top_p <= 1:
+        raise ValueError(f"--top-p must be in (0, 1], got {args.top_p}")
+    if args.experience_top_k is not None and args.experience_top_k < 1:
+        raise ValueError(f"--experience-top-k must be positive, got {args.experience_top_k}")
+    if args.experience == "on" and not args.experience_uri:
+        raise ValueError("--experience on needs --experience-uri (the pool to retrieve from)")
+    if args.config is not None and not Path(args.config).is_file():
+        raise FileNotFoundError(f"--config {args.config!r} is not a file")
+    checkpoint = args.checkpoint
+    # A hub name ("org/model") may be fetched; anything else must be a local folder.
+    if checkpoint != "oracle" and not Path(checkpoint).exists() and not re.fullmatch(r"[\w.-]+/[\w.-]+", checkpoint):
+        raise FileNotFoundError(f"--checkpoint {checkpoint!r}: no such checkpoint folder")
+    if args.out is not None and Path(args.out).is_dir():
+        raise IsADirectoryError(f"--out {args.out!r} is a folder; give the report's file name")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    _validate(args)
     oracle = args.checkpoint == "oracle"
     settings: dict[str, Any] = {} if oracle else _checkpoint_defaults(Path(args.checkpoint))
     if args.config:
@@ -176,9 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = factory()
         tasks = env.unwrapped.tasks(args.split)[: args.num_tasks]
         policy = OraclePolicy(tasks, env.unwrapped.oracle)
+        # Some environments (Avalon) have no reference actions: their "oracle" would play nothing.
+        has_reference = bool(tasks) and bool(env.unwrapped.oracle(tasks[0]))
         env.close()
-        if not any(policy.plans.values()):  # e.g. Avalon: no fixed action list wins a game
-            raise SystemExit(f"evolver eval: {env_id} has no oracle actions to replay; use `evolver play --env {env_id}`")  # noqa: E501
+        if not has_reference:
+            raise ValueError(f"--checkpoint oracle: {env_id} has no reference actions to play")
         common["tasks"] = tasks
         report = evaluate_policy(
             None,

@@ -13,15 +13,14 @@ The command line, ``evolver eval``, is in :mod:`evolver_train.eval_cli`.
 
 The report always has ``avg@k``, ``best@k``, ``success_rate`` (= avg@k of success, with its Wilson
 interval over episodes), ``score`` (mean benchmark score), ``avg_score@k``/``best_score@k``,
-``by_difficulty`` (where tasks carry a difficulty) and ``per_task``. AppWorld adds ``appworld``: TGC
-and SGC (percent, overall and per difficulty), averaged over the k samples (``avg``) and of the
-best-of-k outcome per task (``best``). Avalon seats add ``arena``: games, wins, win rate with its
-Wilson interval, unfinished games (counted as lost) and the win rate per side.
+``by_difficulty`` (where tasks carry a difficulty) and ``per_task``. An environment adds its own
+benchmark metrics through ``evaluation_report(per_task, final_infos, k)`` on its class: AppWorld adds
+``appworld`` (TGC and SGC, averaged over the k samples and best of k), Avalon seats add ``arena``
+(games, wins, win rate with its Wilson interval, unfinished games, win rate per side).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -160,34 +159,17 @@ class OraclePolicy:
 
 def load_checkpoint(path: str | Path, *, device: str | None = None):
     """``(model, tokenizer)`` from a checkpoint folder, a LoRA adapter folder (merged) or a hub name."""
-    from .policy import load_policy
+    from .policy import build_policy
 
-    folder = Path(path)
-    if (folder / "adapter_config.json").exists():
-        from peft import PeftModel
-
-        base_path = json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"]
-        if not base_path:
-            raise ValueError(f"{folder}/adapter_config.json names no base_model_name_or_path")
-        model, tokenizer = load_policy(base_path)
-        model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
-        if (folder / "tokenizer_config.json").exists():  # the trainer saves the tokenizer next to the adapter
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    else:
-        model, tokenizer = load_policy(str(path))
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    if device:
-        model.to(device)
+    model, tokenizer = build_policy(str(path), device=device)
     return model.eval(), tokenizer
 
 
-def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
+def _model_sampler(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
+    """``start -> generate``: the training sampler (KV cache kept across turns), one per batch of episodes."""
     import torch
 
-    from .rollout import sample_tokens
+    from .rollout import IncrementalSampler
 
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "eval-sample") % 2**63)
@@ -196,19 +178,11 @@ def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: fl
     eos |= {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
-    def generate(contexts: list[list[int]], caps: list[int]):
-        return sample_tokens(
-            model,
-            contexts,
-            caps,
-            eos_token_ids=sorted(eos),
-            pad_token_id=int(pad),
-            temperature=temperature,
-            top_p=top_p,
-            generator=generator,
-        )
+    def new_sampler(start: int) -> Callable:
+        return IncrementalSampler(model, eos_token_ids=sorted(eos), pad_token_id=int(pad), temperature=temperature,
+                                  top_p=top_p, generator=generator)
 
-    return generate
+    return new_sampler
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -227,10 +201,10 @@ def _make_env_factory(
 
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    from .observation import shape_environment
+    from .envs import shape_environment
+    from .errors import check_env_id
 
-    if env_id not in gym.registry and "Avalon" in env_id:
-        import arena  # noqa: F401 - the arena registers its own ids
+    check_env_id(env_id, "env_id")  # imports the packages that register environment ids
     pool = None
     if experience:
         if not experience_uri:
@@ -244,9 +218,7 @@ def _make_env_factory(
 
     def factory():
         # Shapers first, as in training: experience is injected into the shaped observation.
-        env = shape_environment(
-            gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping)
-        )
+        env = shape_environment(gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping))
         if pool is not None:
             from wrappers.navigation import ExperienceContext
 
@@ -293,6 +265,10 @@ def evaluate_policy(
     seed: int = 0,
     batch_size: int = 64,
     generate: Callable | None = None,
+    sampler: Callable[[int], Callable] | None = None,
+    env_factory: Callable[[], Any] | None = None,
+    reset_options: dict[str, Any] | None = None,
+    reset_seeds: Sequence[int] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play ``k`` sampled episodes of each task and report avg@k, best@k, success, score and breakdowns.
@@ -307,6 +283,10 @@ def evaluate_policy(
         observation_shaping: Shapers of ``evolver_train.observation`` the policy was trained with.
         rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` replacing sampling from ``model``.
+        sampler: ``batch start -> generate``, a fresh sampler per batch (the trainer passes its own).
+        env_factory: Environments to play in (default: ``env_id`` with the shapers and experience above).
+        reset_options: Extra ``reset`` options of every episode (what the mechanisms ask for in evaluation).
+        reset_seeds: One reset seed per task (default: derived from ``seed`` and the task id).
 
     Example:
         >>> report = evaluate_policy(model, tok, "evolver/WebShop-v0", k=8, num_tasks=100)  # doctest: +SKIP
@@ -323,25 +303,30 @@ def evaluate_policy(
         raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
     if num_tasks is not None and num_tasks < 1:
         raise ValueError(f"num_tasks must be >= 1 or None, got {num_tasks!r}")
-    if model is None and generate is None:
-        raise ValueError("give a model or a generate function")
+    if model is None and generate is None and sampler is None:
+        raise ValueError("give a model, a generate function or a sampler")
     settings = rollout if isinstance(rollout, RolloutSettings) else RolloutSettings.from_config(rollout or {})
     env_kwargs = dict(env_kwargs or {})
-    factory, exp_pool = _make_env_factory(
-        env_id,
-        env_kwargs,
-        experience,
-        experience_uri,
-        experience_top_k,
-        experience_threshold,
-        observation_shaping,
-    )
+    if env_factory is not None:
+        factory, exp_pool = env_factory, None
+    else:
+        factory, exp_pool = _make_env_factory(
+            env_id,
+            env_kwargs,
+            experience,
+            experience_uri,
+            experience_top_k,
+            experience_threshold,
+            observation_shaping,
+        )
     pool = EnvPool(factory)
     started = time.monotonic()
     was_training = bool(getattr(model, "training", False))
     try:
+        unwrapped = pool.take(1)[0].unwrapped
+        breakdown = getattr(unwrapped, "evaluation_report", None)
         if tasks is None:
-            tasks = pool.take(1)[0].unwrapped.tasks(split)
+            tasks = unwrapped.tasks(split)
         tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks][:num_tasks]
         if not tasks:
             raise ValueError(f"no tasks to evaluate (env {env_id!r}, split {split!r})")
@@ -350,15 +335,19 @@ def evaluate_policy(
             system_prompt=settings.system_prompt,
             max_observation_tokens=settings.max_observation_tokens,
         )
-        if generate is None:
+        if generate is None and sampler is None:
             model.eval()
-            generate = _model_generate(model, tokenizer, temperature=temperature, top_p=top_p, seed=seed)
+            sampler = _model_sampler(model, tokenizer, temperature=temperature, top_p=top_p, seed=seed)
+        if reset_seeds is not None and len(reset_seeds) != len(tasks):
+            raise ValueError(f"{len(tasks)} tasks need as many reset_seeds, got {len(reset_seeds)}")
         rows = [
             RowSpec(
                 task=t,
-                seed=derive_seed(seed, "eval-reset", t.task_id) % 2**31,
+                seed=(int(reset_seeds[i]) if reset_seeds is not None
+                      else derive_seed(seed, "eval-reset", t.task_id) % 2**31),
                 group=i,
                 experience=True if experience else None,
+                options=dict(reset_options or {}),
             )
             for i, t in enumerate(tasks)
             for _ in range(k)
@@ -369,7 +358,7 @@ def evaluate_policy(
             episodes += play_episodes(
                 pool.take(len(part)),
                 part,
-                generate,
+                generate if generate is not None else sampler(start),
                 codec,
                 max_turns=settings.max_turns,
                 max_episode_tokens=settings.max_episode_tokens,
@@ -390,7 +379,7 @@ def evaluate_policy(
             exp_pool.close()
         if model is not None and was_training:
             model.train()
-    report = _report(tasks, episodes, k, env_id)
+    report = _report(tasks, episodes, k, breakdown)
     report.update(
         env_id=env_id,
         split=split,
@@ -405,12 +394,19 @@ def evaluate_policy(
     report["experience"] = {
         "enabled": bool(experience),
         "uri": experience_uri if experience else None,
-        "usage_rate": sum(e.experience_used for e in episodes) / len(episodes),
+        "usage_rate": sum(_experience_used(e) for e in episodes) / len(episodes),
     }
     return report
 
 
-def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict[str, Any]:
+def _experience_used(episode: Any) -> bool:
+    from wrappers.navigation.wrapper import ExperiencePayload
+
+    payload = ExperiencePayload.from_info(episode.reset_info)
+    return bool(payload and payload.used)
+
+
+def _report(tasks: list[Task], episodes: list[Any], k: int, breakdown: Callable | None = None) -> dict[str, Any]:
     by_task: dict[int, list[Any]] = defaultdict(list)
     for ep in episodes:
         by_task[ep.spec.group].append(ep)
@@ -455,70 +451,6 @@ def _report(tasks: list[Task], episodes: list[Any], k: int, env_id: str) -> dict
         for key, ps in sorted(groups.items(), key=lambda kv: kv[0])
     }
     report["per_task"] = per_task
-    if "AppWorld" in env_id:
-        report["appworld"] = _appworld_metrics(per_task, k)
-    if "Avalon" in env_id:
-        report["arena"] = _arena_metrics(episodes)
+    if breakdown is not None:  # the environment's own benchmark metrics (AppWorld TGC/SGC, arena win rate)
+        report.update(breakdown(per_task, [e.final_info for e in episodes], k))
     return report
-
-
-def _appworld_metrics(per_task: list[dict[str, Any]], k: int) -> dict[str, Any]:
-    """TGC / SGC averaged over the k samples (``avg``) and of the best of k per task (``best``)."""
-    from evolver_gym.appworld.evaluation import compute_metrics
-
-    samples = [
-        compute_metrics(
-            {"task_id": p["task_id"], "success": bool(p["successes"][j]), "difficulty": p["difficulty"]}
-            for p in per_task
-        )
-        for j in range(k)
-    ]
-    avg = {
-        block: {
-            key: (
-                round(sum(s[block][key] for s in samples) / k, 2)
-                if "completion" in key
-                else samples[0][block][key]
-            )
-            for key in samples[0][block]
-        }
-        for block in samples[0]
-        if samples[0][block]["num_tasks"]
-    }  # no empty difficulty blocks
-    best = compute_metrics(
-        {"task_id": p["task_id"], "success": bool(max(p["successes"])), "difficulty": p["difficulty"]}
-        for p in per_task
-    )
-    best = {block: v for block, v in best.items() if v["num_tasks"]}
-    return {
-        "avg": avg,
-        "best": best,
-        "tgc": avg["overall"]["task_goal_completion"],
-        "sgc": avg["overall"]["scenario_goal_completion"],
-    }
-
-
-def _arena_metrics(episodes: list[Any]) -> dict[str, Any]:
-    """Win rate of the seat over its games; a game the budget cut before its end counts as lost."""
-    games = len(episodes)
-    wins = sum(int(e.success) for e in episodes)
-    unfinished = sum(1 for e in episodes if not e.terminated)
-    by_side: dict[str, list[int]] = defaultdict(list)
-    for e in episodes:
-        by_side[str(e.final_info.get("side", "unknown"))].append(int(e.success))
-    return {
-        "games": games,
-        "wins": wins,
-        "win_rate": wins / games,
-        "win_rate_ci95": list(wilson_interval(wins, games)),
-        "unfinished": unfinished,
-        "by_side": {
-            side: {
-                "games": len(v),
-                "wins": sum(v),
-                "win_rate": sum(v) / len(v),
-                "win_rate_ci95": list(wilson_interval(sum(v), len(v))),
-            }
-            for side, v in sorted(by_side.items())
-        },
-    }

@@ -6,6 +6,8 @@
   code path of ``evolver sft`` and ``evolver train``).
 * ``build_tiny_policy`` - a Llama-style causal LM built from a config (no download).
 * ``load_policy`` - a model and its tokenizer from a checkpoint folder or a Hugging Face name.
+* ``build_policy`` - the one model/tokenizer builder of ``evolver sft``, ``train`` and ``eval``: ``tiny``
+  built for an environment, a LoRA adapter folder merged onto its base, or a checkpoint / hub name.
 * ``TinyPolicyConfig`` - the size of the default policy.
 
 Nothing here reaches a model hub: the default policy is built from a config, and its tokenizer
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "environment_texts", "build_environment_tokenizer", "build_tiny_policy", "load_policy", "CHAT_TEMPLATE"]
+__all__ = ["TinyPolicyConfig", "build_word_tokenizer", "environment_texts", "build_environment_tokenizer",
+           "build_tiny_policy", "load_policy", "build_policy", "CHAT_TEMPLATE"]
 
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<bos>", "<eos>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 
@@ -69,7 +72,8 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     for text in [*texts, *extra_words]:
         counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
     # Every digit and ASCII punctuation mark, with and without a leading space, is always known.
-    basics = [c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz") + ["[sep]"]
+    basics = ([c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz")
+              + ["[sep]"])
     # A word can follow a space or not ("search[red" vs "a red"): both variants are in the vocabulary.
     bare = {w.lstrip("▁") for w, c in counts.items() if c >= min_frequency} | set(basics)
     words = sorted({w for w in bare if w} | {"▁" + w for w in bare if w} | {"▁"})
@@ -162,4 +166,53 @@ def load_policy(name_or_path: str | Path, *, dtype: Any = None):
     model = AutoModelForCausalLM.from_pretrained(str(name_or_path), **kwargs)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def build_policy(name_or_path: str | Path, *, env: Any = None, tasks: Sequence[Any] | None = None,
+                 extra_texts: Iterable[str] = (), size: TinyPolicyConfig | None = None, seed: int = 0,
+                 device: str | None = None):
+    """``(model, tokenizer)`` ready for rollouts: left padding, EOS and pad in the generation config.
+
+    Args:
+        name_or_path: ``"tiny"`` (a small policy and a word-level tokenizer built for ``env``), a LoRA
+            adapter folder (merged onto the base it names), a checkpoint folder or a hub name.
+        env: The environment whose vocabulary the ``tiny`` tokenizer covers (required for ``tiny``).
+        tasks: Its tasks (default: ``env.unwrapped.tasks("train")``).
+        extra_texts: More texts the ``tiny`` tokenizer must know (system prompt, experience blocks).
+        size: The ``tiny`` policy's size; seed: its initialisation.
+        device: Move the model there.
+    """
+    name = str(name_or_path)
+    if not name:
+        raise ValueError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
+    if name == "tiny":
+        if env is None:
+            raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
+        task_list = list(tasks) if tasks is not None else list(env.unwrapped.tasks("train"))
+        tokenizer = build_environment_tokenizer(env, task_list, extra_texts=list(extra_texts))
+        model = build_tiny_policy(tokenizer, size, seed=seed)
+    elif (Path(name) / "adapter_config.json").exists():
+        import json
+
+        from peft import PeftModel
+
+        base = json.loads((Path(name) / "adapter_config.json").read_text()).get("base_model_name_or_path")
+        if not base:
+            raise ValueError(f"{name}/adapter_config.json names no base_model_name_or_path")
+        model, tokenizer = load_policy(base)
+        model = PeftModel.from_pretrained(model, name).merge_and_unload()
+        if (Path(name) / "tokenizer_config.json").exists():  # the trainer saves the tokenizer next to the adapter
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(name)
+    else:
+        model, tokenizer = load_policy(name)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    if device:
+        model.to(device)
     return model, tokenizer

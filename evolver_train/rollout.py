@@ -5,7 +5,8 @@
 * ``sample_tokens`` - batched ancestral sampling with a KV cache, returning the sampling log-probs.
 * ``IncrementalSampler`` - the same sampling, keeping each episode's KV cache across turns.
 * ``RowSpec`` - one rollout to play: its task, reset seed, group and whether it gets experience.
-* ``Episode`` - one played episode: the ``TokenRecord``, steps, outcome and mechanism annotations.
+* ``PromptEdit`` - a mechanism's edit of the training prompt (navigation: strip the experience span).
+* ``Episode`` - one played episode: the ``TokenRecord``, steps, outcome, reset and final ``info``.
 * ``EnvPool`` - environment instances made on demand by a factory and reused across batches.
 * ``play_episodes`` - play many episodes at once; each turn, one generation call over every active
   episode, then every environment steps.
@@ -28,7 +29,8 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
-__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
+__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
+           "play_episodes", "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -290,18 +292,42 @@ class RowSpec:
         task: The task (a ``Task`` or its dict) passed as ``options["task"]``.
         seed: Reset seed; the rows of one group share it, so they start from the same state.
         group: GRPO group index of the row.
-        experience: Whether the experience wrapper should inject experience (``None`` = not asked).
+        experience: Shorthand for ``options["experience"]`` (the navigation wrapper's switch); ``None`` = not set.
+        options: More ``reset`` options (what the mechanisms' ``reset_options`` hooks asked for).
     """
 
     task: Task | dict[str, Any]
     seed: int
     group: int = 0
     experience: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def reset_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"task": self.task, **self.options}
+        if self.experience is not None:
+            options["experience"] = bool(self.experience)
+        return options
+
+
+@dataclass
+class PromptEdit:
+    """A mechanism's injection, undone: ``edit(first observation, reset info)`` returns the observation
+    without it (``None``: unchanged). Episodes are recorded with the plain observation; with ``train``
+    the row is also trained on it, with ``clip_high`` as its upper ratio clip."""
+
+    edit: Callable[[str, dict[str, Any]], str | None]
+    train: bool = False
+    clip_high: float | None = None
 
 
 @dataclass
 class Episode:
-    """One played episode and everything the trainer reads from it."""
+    """One played episode and everything the trainer reads from it.
+
+    ``reset_info`` and ``final_info`` carry every mechanism's payload (read them with the payload
+    classes' ``from_info``); ``labels`` are the step rewards a mechanism read from ``final_info``;
+    ``clip_high`` is set when a mechanism trained this row on an edited prompt.
+    """
 
     spec: RowSpec
     tokens: TokenRecord
@@ -316,22 +342,17 @@ class Episode:
     invalid_actions: int = 0
     terminated: bool = False
     truncated: bool = False
-    experience: dict[str, Any] | None = None
     stripped: bool = False
-    questioning: dict[str, Any] | None = None
-    attribution: dict[str, Any] | None = None
+    clip_high: float | None = None
+    reset_info: dict[str, Any] = field(default_factory=dict)
     final_info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def experience_used(self) -> bool:
-        return bool(self.experience and self.experience.get("text"))
 
     def trajectory(self) -> Trajectory:
         """The episode as a ``Trajectory`` record (for experience summarisation and logs)."""
         task = Task.from_dict(self.spec.task) if not isinstance(self.spec.task, Task) else self.spec.task
         return Trajectory(task=task, steps=list(self.steps), success=self.success, score=self.score,
                           terminated=self.terminated, truncated=self.truncated, tokens=self.tokens,
-                          metadata={"experience": self.experience, "questioning": self.questioning})
+                          metadata={"reset_info": self.reset_info})
 
 
 class EnvPool:
@@ -356,12 +377,6 @@ def _anchor(observation: str) -> str:
     return hashlib.blake2b(observation.encode("utf-8", "replace"), digest_size=12).hexdigest()
 
 
-def _strip_span(text: str, span: Sequence[int] | None) -> str:
-    if not span or span[1] <= span[0]:
-        return text
-    return text[: span[0]] + text[span[1]:]
-
-
 def _outcome(info: dict[str, Any], rewards: list[float], key: str) -> float:
     if key == "return":
         return float(sum(rewards))
@@ -371,15 +386,19 @@ def _outcome(info: dict[str, Any], rewards: list[float], key: str) -> float:
 
 
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
-                  max_turns: int, max_episode_tokens: int, max_turn_tokens: int, strip_experience: bool = False,
+                  max_turns: int, max_episode_tokens: int, max_turn_tokens: int,
+                  prompt_edits: Sequence[PromptEdit] = (),
+                  step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None,
                   outcome_key: str = "score", invalid_action_penalty: float = 0.0,
                   mask_truncated: bool = False) -> list[Episode]:
     """Play one episode per row, ``envs[i]`` for ``rows[i]``, generating turn by turn in one batch.
 
     Args:
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts.
-        strip_experience: Train on the first observation without the injected experience span
-            (``info["experience"]["span"]``); the sampling context keeps it.
+        prompt_edits: Mechanisms' injections undone (navigation: the experience span); steps and
+            anchors record the plain observation, and an edit with ``train`` makes it the training
+            prompt (the sampling context keeps the observation as it was).
+        step_rewards: ``final info -> rewards per step`` (a mechanism's step labels) or ``None``.
         mask_truncated: Zero the env mask of episodes cut by the turn cap or the token budget.
     """
     if len(envs) < len(rows):
@@ -389,22 +408,24 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     observations: list[str] = []
     rewards: list[list[float]] = []
     for env, row in zip(envs, rows):
-        options: dict[str, Any] = {"task": row.task}
-        if row.experience is not None:
-            options["experience"] = bool(row.experience)
-        obs, info = env.reset(seed=int(row.seed), options=options)
+        obs, info = env.reset(seed=int(row.seed), options=row.reset_options())
         obs = str(obs)
-        exp = info.get("experience")
-        span = exp.get("span") if isinstance(exp, dict) and exp.get("text") else None
-        plain_obs = _strip_span(obs, span)
+        plain_obs, train_obs, clip_high = obs, obs, None
+        for edit in prompt_edits:
+            edited = edit.edit(plain_obs, info)
+            if edited is not None and edited != plain_obs:
+                plain_obs = edited
+                if edit.train:
+                    train_obs, clip_high = edited, edit.clip_high
         sampling_prompt = codec.prompt_ids(obs)
-        stripped = bool(strip_experience and span)
+        stripped = train_obs != obs
         ep = Episode(spec=row, tokens=TokenRecord(prompt_ids=sampling_prompt),
-                     train_prompt_ids=codec.prompt_ids(plain_obs) if stripped else sampling_prompt,
-                     experience=exp if isinstance(exp, dict) else None, stripped=stripped,
-                     questioning=info.get("questioning"), final_info=info)
+                     train_prompt_ids=codec.prompt_ids(train_obs) if stripped else sampling_prompt,
+                     stripped=stripped, clip_high=clip_high if stripped else None, reset_info=info,
+                     final_info=info)
         if isinstance(info.get("task"), dict):
-            ep.spec = RowSpec(task=info["task"], seed=row.seed, group=row.group, experience=row.experience)
+            ep.spec = RowSpec(task=info["task"], seed=row.seed, group=row.group, experience=row.experience,
+                              options=dict(row.options))
         episodes.append(ep)
         contexts.append(list(sampling_prompt))
         observations.append(plain_obs)
@@ -468,11 +489,8 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         ep.success = bool(info.get("success", False))
         ep.score = float(info.get("score", 0.0)) if "score" in info else 0.0
         ep.outcome = _outcome(info, rs, outcome_key) - invalid_action_penalty * ep.invalid_actions
-        attribution = info.get("attribution")
-        if isinstance(attribution, dict) and attribution.get("labels"):
-            ep.attribution = attribution
-            ordered = sorted(attribution["labels"], key=lambda lab: int(lab.get("step", 0)))
-            ep.labels = [float(lab.get("score", 1.0 if lab.get("label") == "GOOD" else -1.0)) for lab in ordered]
+        if step_rewards is not None:
+            ep.labels = step_rewards(info)
         if mask_truncated and ep.truncated and not ep.terminated:
             ep.tokens.env_mask = [0] * len(ep.tokens.env_mask)
     return episodes

@@ -12,8 +12,9 @@ The demonstrations are laid out with the rollout's own ``ChatCodec`` (prompt, th
 its EOS, then the next observation as a chat-template delta), so the warm-started policy sees at
 RL time exactly the token layout it was trained on. Loss is on action tokens only.
 
-Imperfect demonstrations leave room for RL on purpose: a share of them buys a different product
-from the results, skips an option, or stops after the search, the way a half-trained agent would.
+Imperfect demonstrations leave room for RL on purpose: a share of them follows the environment's
+``flawed_plan`` (WebShop: buy a different product from the results, skip an option, or stop after
+the search, the way a half-trained agent would).
 
 A policy trained from scratch has never read an experience block; in overall mode
 (``ExperienceContext``) its first prompt would then start with text it cannot place, and it answers
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -38,6 +40,17 @@ import numpy as np
 
 from evolver_gym.core import Step, Task, Trajectory, make_rng
 
+from .errors import (
+    ConfigError,
+    OneLineErrors,
+    check_env_id,
+    check_local_path,
+    coerce_yaml_value,
+    escape_help,
+    read_yaml,
+    unknown_key,
+)
+
 __all__ = ["SFTConfig", "collect_demonstrations", "add_experience_context", "encode_demonstration", "train_sft",
            "main"]
 
@@ -46,12 +59,15 @@ __all__ = ["SFTConfig", "collect_demonstrations", "add_experience_context", "enc
 class SFTConfig:
     """Options of a supervised warm start. Every field is also a command-line flag."""
 
-    output_dir: str = field(default="outputs/sft", metadata={"help": "Where the checkpoint (model + tokenizer) is written."})
+    output_dir: str = field(default="outputs/sft", metadata={
+        "help": "Where the checkpoint (model + tokenizer) is written."})
     env_id: str = field(default="evolver/WebShop-v0", metadata={"help": "Gymnasium id of the environment."})
-    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={"help": "Environment constructor kwargs (JSON on the command line)."})
+    env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "Environment constructor kwargs (JSON on the command line)."})
     split: str = field(default="train", metadata={"help": "Split whose tasks are demonstrated."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
-    imperfect_share: float = field(default=0.35, metadata={"help": "Share of demonstrations that are deliberately imperfect."})
+    imperfect_share: float = field(default=0.35, metadata={
+        "help": "Share of demonstrations that are deliberately imperfect."})
     model_name_or_path: str = field(default="tiny", metadata={
         "help": "'tiny' builds a small Llama-style policy and a word-level tokenizer from the environment; "
                 "otherwise a Hugging Face name or local folder."})
@@ -60,10 +76,11 @@ class SFTConfig:
     num_attention_heads: int = field(default=4, metadata={"help": "Tiny policy: attention heads."})
     system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
     observation_shaping: list[str] = field(default_factory=list, metadata={
-        "help": "Observation shapers of evolver_train.observation (e.g. drop_repeated_instruction); "
+        "help": "Observation shapers the environment offers (WebShop: drop_repeated_instruction, top_results=K); "
                 "training must use the same ones."})
     num_threads: int = field(default=0, metadata={"help": "torch CPU threads (0 = torch's default)."})
-    max_observation_tokens: int = field(default=512, metadata={"help": "Observations longer than this keep head and tail."})
+    max_observation_tokens: int = field(default=512, metadata={
+        "help": "Observations longer than this keep head and tail."})
     learning_rate: float = field(default=3e-3, metadata={"help": "AdamW learning rate (cosine decay to 10%)."})
     batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
     max_steps: int = field(default=2000, metadata={"help": "Upper bound on optimiser steps."})
@@ -77,47 +94,46 @@ class SFTConfig:
     log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
 
     def __post_init__(self) -> None:
+        for name in ("max_steps", "hidden_size", "num_hidden_layers", "num_attention_heads", "log_every",
+                     "max_observation_tokens"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if not self.learning_rate > 0:
+            raise ConfigError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if self.max_minutes < 0 or self.num_threads < 0:
+            raise ConfigError(f"max_minutes and num_threads must be >= 0, got {self.max_minutes!r}, "
+                              f"{self.num_threads!r}")
+        if not isinstance(self.env_kwargs, dict):
+            raise ConfigError(f"env_kwargs must be a mapping, got {self.env_kwargs!r}")
         if not 0.0 <= self.imperfect_share <= 1.0:
-            raise ValueError(f"imperfect_share must be in [0, 1], got {self.imperfect_share!r}")
+            raise ConfigError(f"imperfect_share must be in [0, 1], got {self.imperfect_share!r}")
         if not 0.0 <= self.experience_share <= 1.0:
-            raise ValueError(f"experience_share must be in [0, 1], got {self.experience_share!r}")
+            raise ConfigError(f"experience_share must be in [0, 1], got {self.experience_share!r}")
         if self.experience_max_chars < 80:
-            raise ValueError(f"experience_max_chars must be >= 80, got {self.experience_max_chars!r}")
+            raise ConfigError(f"experience_max_chars must be >= 80, got {self.experience_max_chars!r}")
         if self.num_demonstrations < 1 or self.batch_size < 1:
-            raise ValueError(f"num_demonstrations and batch_size must be >= 1, got "
+            raise ConfigError(f"num_demonstrations and batch_size must be >= 1, got "
                              f"{self.num_demonstrations!r} and {self.batch_size!r}")
 
 
 # -- demonstrations ----------------------------------------------------------------------------
 
-def _imperfect_plan(actions: list[str], clickables_after_search: Sequence[str], rng: np.random.Generator) -> list[str]:
-    """A plausible but flawed variant of an oracle plan (WebShop-shaped; generic fallback)."""
-    searches = [i for i, a in enumerate(actions) if a.startswith("search[")]
-    if not searches or searches[0] + 1 >= len(actions):
-        return actions[: max(1, len(actions) - 1)]  # generic: stop one step short
-    first = searches[0] + 1
-    target = actions[first]
-    products = [f"click[{c}]" for c in clickables_after_search
-                if f"click[{c}]" != target and c not in {"back to search", "next >", "< prev"}]
-    options = actions[first + 1:-1]
-    kind = rng.integers(3)
-    if kind == 0 and products:  # buy a different product from the results, same option clicks
-        return actions[:first] + [products[int(rng.integers(min(len(products), 5)))]] + options + [actions[-1]]
-    if kind == 1 and options:  # forget one option
-        drop = int(rng.integers(len(options)))
-        return actions[:first + 1] + options[:drop] + options[drop + 1:] + [actions[-1]]
-    return actions[:first + 1] + [actions[-1]]  # buy without choosing any option
+def _stop_short(actions: list[str], info: dict[str, Any], rng: np.random.Generator) -> list[str]:
+    """The flaw of an environment that offers none: stop one step short of the oracle."""
+    return actions[: max(1, len(actions) - 1)]
 
 
 def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imperfect_share: float,
                            seed: int = 0) -> list[Trajectory]:
     """Play ``n`` demonstrations over ``tasks`` (cycled) with the env's oracle.
 
-    An imperfect demonstration follows a flawed plan; actions that are invalid where they land are
-    skipped (a demonstration never teaches an invalid action).
+    An imperfect demonstration follows a flawed plan: the environment's own ``flawed_plan(plan, info,
+    rng)`` after the first action where it offers one, else the plan stopped one step short. Actions
+    that are invalid where they land are skipped (a demonstration never teaches an invalid action).
     """
     rng = make_rng(seed, "sft-demonstrations")
     unwrapped = env.unwrapped
+    flaw = getattr(unwrapped, "flawed_plan", None) or _stop_short
     order = rng.permutation(len(tasks))
     demos: list[Trajectory] = []
     for k in range(n):
@@ -132,9 +148,8 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
                 continue
             traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info={}))
             obs, info = nobs, ninfo
-            if i == 0 and imperfect:  # re-plan after the first action, seeing the results page
-                clickables = info.get("available_actions", {}).get("clickables", [])
-                plan[1:] = _imperfect_plan(plan, clickables, rng)[1:]
+            if i == 0 and imperfect:  # re-plan after the first action, seeing its outcome
+                plan[1:] = flaw(plan, info, rng)[1:]
             if terminated or truncated:
                 break
         traj.success, traj.score = bool(info.get("success", False)), float(info.get("score", 0.0))
@@ -200,18 +215,6 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
 
 # -- training ----------------------------------------------------------------------------------
 
-def _build_policy(config: SFTConfig, env: gym.Env, extra_texts: Sequence[str] = ()):
-    from .policy import TinyPolicyConfig, build_environment_tokenizer, build_tiny_policy, load_policy
-
-    if config.model_name_or_path != "tiny":
-        return load_policy(config.model_name_or_path)
-    tokenizer = build_environment_tokenizer(env, env.unwrapped.tasks(config.split),
-                                            extra_texts=[config.system_prompt or "", *extra_texts])
-    size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
-                            num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
-    return build_tiny_policy(tokenizer, size, seed=config.seed), tokenizer
-
-
 def _batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator):
     """Batches of similar length (little padding), in random order, reshuffled every epoch."""
     n = len(lengths)
@@ -228,7 +231,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     """Train the policy on oracle demonstrations and save it to ``config.output_dir``; returns the path."""
     import torch
 
-    from .observation import shape_environment
+    from .envs import shape_environment
+    from .policy import TinyPolicyConfig, build_policy
     from .rollout import ChatCodec
 
     if config.num_threads:
@@ -245,8 +249,12 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
                                                 max_chars=config.experience_max_chars, seed=config.seed)
         # The block's template words join the tokenizer's vocabulary (the tiny policy's is built here).
         blocks = [d.steps[0].observation for d in demonstrations if d.metadata.get("experience")]
-    model, tokenizer = _build_policy(config, env, blocks)
-    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt, max_observation_tokens=config.max_observation_tokens)
+    size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
+                            num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
+    model, tokenizer = build_policy(config.model_name_or_path, env=env, tasks=env.unwrapped.tasks(config.split),
+                                    extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
+    codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,
+                      max_observation_tokens=config.max_observation_tokens)
     env.close()
     encoded = [encode_demonstration(codec, d) for d in demonstrations]
     encoded = [e for e in encoded if e[0]]
@@ -285,7 +293,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         loss_ema = value if loss_ema is None else 0.9 * loss_ema + 0.1 * value
         elapsed = time.monotonic() - start
         if step % config.log_every == 0:
-            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, {tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
+            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, "
+                  f"{tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
                   flush=True)
         if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
             break
@@ -294,43 +303,67 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    (out / "sft_config.json").write_text(json.dumps({**asdict(config), "steps": step, "final_loss": loss_ema}, indent=2))
+    record = {**asdict(config), "steps": step, "final_loss": loss_ema}
+    (out / "sft_config.json").write_text(json.dumps(record, indent=2))
     print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")
     return out
 
 
+class _Parser(OneLineErrors, argparse.ArgumentParser):
+    pass
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evolver sft", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="evolver sft", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with SFTConfig fields; flags override it.")
     for f in fields(SFTConfig):
         kind = {"int": int, "float": float}.get(str(f.type), str)
+        help_ = escape_help(f.metadata.get("help"))
         if f.name == "observation_shaping":
-            parser.add_argument(f"--{f.name}", nargs="*", default=None, help=f.metadata.get("help"))
+            parser.add_argument(f"--{f.name}", nargs="*", default=None, help=help_)
             continue
-        parser.add_argument(f"--{f.name}", type=kind, default=None, help=f.metadata.get("help"))
+        parser.add_argument(f"--{f.name}", type=kind, default=None, help=help_)
     return parser
 
 
 def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
-    """``SFTConfig`` from a YAML file (``--config``) and command-line flags (flags win)."""
-    import yaml
+    """``SFTConfig`` from a YAML file (``--config``) and command-line flags (flags win).
 
-    args = vars(_parser().parse_args(list(argv)))
+    Every value is checked before anything runs: a bad one raises ``ConfigError`` naming it.
+    """
+    parser = _parser()
+    args = vars(parser.parse_args(list(argv)))
+    actions = {a.dest: a for a in parser._actions}
     values: dict[str, Any] = {}
     config_path = args.pop("config")
     if config_path:
-        with open(config_path, encoding="utf-8") as fh:
-            loaded = yaml.safe_load(fh) or {}
-        unknown = set(loaded) - {f.name for f in fields(SFTConfig)}
-        if unknown:
-            raise ValueError(f"{config_path}: unknown SFT options {sorted(unknown)}")
-        values.update(loaded)
+        for key, value in read_yaml(config_path).items():
+            if key not in actions or key == "config":
+                raise unknown_key(key, [f.name for f in fields(SFTConfig)], config_path)
+            if key == "env_kwargs":
+                values[key] = value
+            else:
+                values[key] = coerce_yaml_value(actions[key], key, value, config_path)
     for key, value in args.items():
         if value is not None:
-            values[key] = json.loads(value) if key == "env_kwargs" else value
-    return SFTConfig(**values)
+            if key == "env_kwargs":
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(f"--env_kwargs must be a JSON object, got {value!r}: {exc}") from None
+            values[key] = value
+    config = SFTConfig(**values)
+    check_env_id(config.env_id)
+    if config.model_name_or_path != "tiny":
+        check_local_path(config.model_name_or_path, "model_name_or_path", hub_names=True)
+    return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    train_sft(parse_sft_config(list(argv or [])))
+    try:
+        config = parse_sft_config(list(sys.argv[1:] if argv is None else argv))
+    except ConfigError as exc:
+        print(f"evolver sft: {exc}", file=sys.stderr)
+        return 2
+    train_sft(config)
     return 0

@@ -1,12 +1,18 @@
 """``evolver train``: GRPO on a text environment from a YAML recipe (basic or overall mode).
 
-* ``main`` - parse ``--config file.yaml`` plus ``--field value`` overrides, build the model, the
-  environments and the mechanism services, train, save, and print the evaluation before and after.
+* ``main`` - parse ``--config file.yaml`` plus ``--field value`` overrides, check every setting, build
+  the model, the environments and the mechanisms, train, save, and print the evaluation before and after.
+* ``parse_config`` - a ``RunConfig``: ``EvolverGRPOConfig``, ``trl.ModelConfig`` and the typed config of
+  each enabled mechanism, or a ``ConfigError`` naming the bad key and value (no file is written).
 * ``load_model`` - a (model, tokenizer) pair from ``model_name_or_path`` (or ``tiny``).
 * ``run_warm_start`` - the config's ``sft:`` block, run before RL (``evolver sft`` on the same env).
 
 With an ``sft:`` block the run is: SFT warm start -> held-out evaluation -> GRPO -> evaluation;
 it writes the checkpoint, TensorBoard logs, ``learning_curves.png`` and ``evaluation.json``.
+
+The YAML is flat: TRL's options, ours, ``trl.ModelConfig``'s and each mechanism's (prefixed
+``questioning_*``, ``experience_*``, ``attribution_*``); ``evolver train --help`` lists them by section.
+The old ``wrapper_kwargs: {name: {...}}`` form still loads, with a warning that shows the new keys.
 
 Example::
 
@@ -17,70 +23,244 @@ Example::
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
+import warnings
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["main", "load_model", "parse_config", "run_warm_start"]
+from trl import ModelConfig
+
+from .errors import (
+    ConfigError,
+    OneLineErrors,
+    check_env_id,
+    check_local_path,
+    coerce_yaml_value,
+    read_yaml,
+    unknown_key,
+)
+
+__all__ = ["main", "load_model", "parse_config", "run_warm_start", "RunConfig", "ModelOptions",
+           "migrate_wrapper_kwargs"]
+
+# TRL options shown by ``--help`` (every other one is listed by ``--help-all``).
+_COMMON_TRL = {"output_dir", "seed", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
+               "lr_scheduler_type", "temperature", "top_p", "top_k", "epsilon", "epsilon_high", "beta", "loss_type",
+               "num_iterations", "scale_rewards", "use_vllm", "vllm_mode", "save_strategy", "save_steps",
+               "resume_from_checkpoint", "bf16", "disable_tqdm", "logging_dir"}
+
+# old ``wrapper_kwargs`` key -> new option, per mechanism
+_RENAMED = {
+    "questioning": {"pool": "questioning_pool", "new_tasks": "questioning_new_tasks",
+                    "synthesis": "questioning_synthesis", "curriculum": "questioning_curriculum"},
+    "navigation": {"uri": "experience_uri", "top_k": "experience_top_k", "threshold": "experience_threshold",
+                   "max_chars": "experience_max_chars", "summarizer_min_score": "experience_summarizer_min_score"},
+    "attribution": {"attributor": "attributor"},
+}
 
 
-def parse_config(argv: list[str]):
-    """``EvolverGRPOConfig`` from ``argv`` via ``TrlParser`` (YAML defaults, command-line overrides)."""
+@dataclass
+class RunConfig:
+    """Everything ``evolver train`` runs from: training, model, and each enabled mechanism's settings."""
+
+    train: Any
+    model: Any
+    mechanisms: dict[str, Any] = field(default_factory=dict)
+
+
+def migrate_wrapper_kwargs(old: Any) -> dict[str, Any]:
+    """The flat options that replace an old ``wrapper_kwargs: {mechanism: {...}}`` block.
+
+    Example:
+        >>> migrate_wrapper_kwargs({"navigation": {"top_k": 1}, "attribution": {"attributor": "oracle"}})
+        {'experience_top_k': 1, 'attributor': 'oracle'}
+    """
+    if isinstance(old, str):
+        try:
+            old = json.loads(old) if old else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"wrapper_kwargs must be a JSON object, got {old!r}: {exc}") from None
+    if not isinstance(old, dict):
+        raise ConfigError(f"wrapper_kwargs must be a mapping of mechanism -> settings, got {old!r}")
+    new: dict[str, Any] = {}
+    for name, settings in old.items():
+        if name not in _RENAMED:
+            raise ConfigError(f"wrapper_kwargs has unknown mechanism {name!r}; choose from {list(_RENAMED)}")
+        for key, value in dict(settings or {}).items():
+            if key in _RENAMED[name]:
+                new[_RENAMED[name][key]] = value
+            elif name == "attribution":
+                new.setdefault("attributor_kwargs", {})[key] = value
+            else:
+                raise ConfigError(f"wrapper_kwargs.{name}.{key} has no equivalent option; the {name} options are "
+                                  f"{sorted(_RENAMED[name].values())}")
+    return new
+
+
+def _warn_migrated(new: dict[str, Any], where: str) -> None:
+    lines = "\n".join(f"  {k}: {json.dumps(v)}" for k, v in new.items())
+    warnings.warn(f"{where}: 'wrapper_kwargs' is deprecated and will be removed in 0.3; write instead:\n{lines}",
+                  FutureWarning, stacklevel=3)
+
+
+class ModelOptions(ModelConfig):
+    """TRL's ``ModelConfig``, with its own section in ``evolver train --help``."""
+
+    _argument_group_name = "model and LoRA (trl.ModelConfig; model_name_or_path 'tiny' builds a small policy)"
+
+
+def _parser(show_all: bool):
     from trl import TrlParser
+
+    from wrappers.plugin import get_mechanism, mechanism_names
 
     from .config import EvolverGRPOConfig
 
-    parser = TrlParser((EvolverGRPOConfig,), prog="evolver train",
-                       description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
-    (config,) = parser.parse_args_and_config(argv)
-    return config
+    class Parser(OneLineErrors, TrlParser):
+        pass
+
+    mechanisms = [get_mechanism(name) for name in mechanism_names()]
+    parser = Parser((EvolverGRPOConfig, ModelOptions, *[m.config_class for m in mechanisms]), prog="evolver train",
+                    description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
+    parser.add_argument("--help-all", action="help", help="show every option, TRL's included, and exit")
+    if not show_all:
+        own = set(EvolverGRPOConfig.__annotations__)
+        trl_only = {f.name for f in fields(EvolverGRPOConfig)} - own - _COMMON_TRL
+        for action in parser._actions:
+            if action.dest in trl_only:
+                action.help = argparse.SUPPRESS
+    return parser, mechanisms
 
 
-def run_warm_start(config: Any) -> str:
+def parse_config(argv: list[str]) -> RunConfig:
+    """A ``RunConfig`` from ``argv`` (YAML defaults from ``--config``, command-line overrides).
+
+    Every setting is checked here, before anything runs or is written: unknown options, wrong types,
+    out-of-range values, an unregistered ``env_id``, paths that do not exist and mechanism settings
+    of a mechanism that is not enabled raise ``ConfigError`` naming the key and the value.
+    """
+    argv = list(argv)
+    parser, mechanisms = _parser(show_all="--help-all" in argv)
+    actions = {a.dest: a for a in parser._actions}
+    takes_lists = {f.name for dc in parser.dataclass_types for f in fields(dc) if "list" in str(f.type)}
+    owner = {f.name: m.name for m in mechanisms for f in fields(m.config_class)}
+    given: set[str] = {tok[2:].split("=", 1)[0] for tok in argv if tok.startswith("--")}
+    if "--wrapper_kwargs" in argv:  # the old form on the command line
+        i = argv.index("--wrapper_kwargs")
+        if i + 1 >= len(argv):
+            raise ConfigError("--wrapper_kwargs needs a JSON value")
+        new = migrate_wrapper_kwargs(argv[i + 1])
+        _warn_migrated(new, "--wrapper_kwargs")
+        del argv[i:i + 2]
+        for key, value in new.items():
+            argv += [f"--{key}", value if isinstance(value, str) else json.dumps(value)]
+        given |= set(new)
+    if "--config" in argv:
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise ConfigError("--config needs a YAML file")
+        path = argv[i + 1]
+        del argv[i:i + 2]
+        values = read_yaml(path)
+        if "wrapper_kwargs" in values:
+            new = migrate_wrapper_kwargs(values.pop("wrapper_kwargs"))
+            _warn_migrated(new, path)
+            values.update(new)
+        for key, value in list(values.items()):
+            if key == "env":  # TRL's environment-variable block
+                continue
+            if key not in actions or key in ("help", "help_all"):
+                raise unknown_key(key, [k for k in actions if k not in ("help", "help_all")], path)
+            if not (isinstance(value, list) and key in takes_lists and actions[key].nargs not in ("+", "*")):
+                values[key] = coerce_yaml_value(actions[key], key, value, path)
+        for key, value in values.pop("env", {}).items():
+            os.environ[str(key)] = str(value)
+        given |= set(values)
+        parser.set_defaults_with_config(**values)
+    try:
+        train, model, *mech_configs = parser.parse_args_into_dataclasses(args=argv)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(" ".join(str(exc).split())) from None
+    enabled = set(train.wrappers)
+    for key in sorted(given):
+        if key in owner and owner[key] not in enabled:
+            raise ConfigError(f"{key} is a setting of mechanism {owner[key]!r}, which is not enabled "
+                              f"(wrappers: {train.wrappers})")
+    chosen = {m.name: c for m, c in zip(mechanisms, mech_configs)}
+    run = RunConfig(train=train, model=model, mechanisms={name: chosen[name] for name in train.wrappers})
+    _check_run(run)
+    return run
+
+
+def _check_run(run: RunConfig) -> None:
+    """What the dataclasses cannot check alone: the environment exists, paths exist, the warm start parses."""
+    train, model = run.train, run.model
+    check_env_id(train.env_id)
+    if not model.model_name_or_path:
+        raise ConfigError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
+    if model.model_name_or_path != "tiny":
+        check_local_path(model.model_name_or_path, "model_name_or_path", hub_names=True)
+    if train.resume_from_checkpoint not in (None, "", "True", "true", True):
+        check_local_path(str(train.resume_from_checkpoint), "resume_from_checkpoint")
+    if train.sft:
+        _sft_config(run)
+    if model.use_peft:
+        from trl import get_peft_config
+
+        try:
+            get_peft_config(model)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"LoRA settings: {' '.join(str(exc).split())}") from None
+
+
+def _sft_config(run: RunConfig):
+    """The warm start's ``SFTConfig``: the ``sft`` block plus what it shares with training."""
+    from .sft import SFTConfig
+
+    config = run.train
+    shared = {"env_id": config.env_id, "env_kwargs": dict(config.env_kwargs), "split": config.task_split,
+              "model_name_or_path": run.model.model_name_or_path, "system_prompt": config.system_prompt,
+              "max_observation_tokens": config.max_observation_tokens,
+              "observation_shaping": list(config.observation_shaping), "seed": config.seed,
+              "output_dir": os.path.join(config.output_dir, "sft")}
+    navigation = run.mechanisms.get("navigation")
+    if navigation is not None:  # experience blocks in demonstrations as long as those injected at RL time
+        shared["experience_max_chars"] = int(navigation.experience_max_chars)
+    known = {f.name for f in fields(SFTConfig)}
+    for key in config.sft:
+        if key not in known:
+            raise unknown_key(key, sorted(known), "sft")
+    try:
+        return SFTConfig(**{**shared, **dict(config.sft)})
+    except ConfigError as exc:
+        raise ConfigError(f"sft: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"sft: {' '.join(str(exc).split())}") from None
+
+
+def run_warm_start(run: RunConfig) -> str:
     """Run the config's ``sft`` block (``evolver sft``) into ``<output_dir>/sft``; returns the checkpoint.
 
     The SFT run shares the environment and the codec settings with training, so the warm-started
     policy sees the same token layout at RL time.
     """
-    from .sft import SFTConfig, train_sft
+    from .sft import train_sft
 
-    shared = {"env_id": config.env_id, "env_kwargs": dict(config.env_kwargs), "split": config.task_split,
-              "model_name_or_path": config.model_name_or_path, "system_prompt": config.system_prompt,
-              "max_observation_tokens": config.max_observation_tokens,
-              "observation_shaping": list(config.observation_shaping), "seed": config.seed,
-              "output_dir": os.path.join(config.output_dir, "sft")}
-    navigation = dict(config.wrapper_kwargs.get("navigation") or {}) if "navigation" in config.wrappers else {}
-    if "max_chars" in navigation:  # experience blocks in demonstrations as long as those injected at RL time
-        shared["experience_max_chars"] = int(navigation["max_chars"])
-    sft_config = SFTConfig(**{**shared, **dict(config.sft)})
-    return str(train_sft(sft_config))
+    return str(train_sft(_sft_config(run)))
 
 
-def load_model(config: Any, env: Any = None, tasks: list[Any] | None = None):
-    """``(model, tokenizer)``: a checkpoint folder or hub name, or ``tiny`` built for ``env``.
+def load_model(run: RunConfig, env: Any = None, tasks: list[Any] | None = None):
+    """``(model, tokenizer)``: a checkpoint folder, adapter folder or hub name, or ``tiny`` built for ``env``."""
+    from .policy import build_policy
 
-    ``tiny`` uses :func:`evolver_train.policy.build_environment_tokenizer`, the same code path as
-    ``evolver sft``.
-    """
-    if not config.model_name_or_path:
-        raise ValueError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
-    if config.model_name_or_path == "tiny":
-        from .policy import build_environment_tokenizer, build_tiny_policy
-
-        if env is None:
-            raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
-        tokenizer = build_environment_tokenizer(env, tasks or [], extra_texts=[config.system_prompt or ""])
-        model = build_tiny_policy(tokenizer, seed=config.seed)
-    else:
-        from .policy import load_policy
-
-        model, tokenizer = load_policy(config.model_name_or_path)
-    tokenizer.padding_side = "left"
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    return model, tokenizer
+    return build_policy(run.model.model_name_or_path, env=env, tasks=tasks or [],
+                        extra_texts=[run.train.system_prompt or ""], seed=run.train.seed)
 
 
 def _describe_env(config: Any) -> str:
@@ -111,31 +291,32 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     argv = list(sys.argv[1:] if argv is None else argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    config = parse_config(argv)
+    try:
+        run = parse_config(argv)
+    except ConfigError as exc:
+        print(f"evolver train: {exc}", file=sys.stderr)
+        return 2
+    config = run.train
+
+    from trl import get_peft_config
 
     from .curves import plot_learning_curves
     from .envs import build_training_environment
     from .trainer import EvolverGRPOTrainer
 
     if config.sft:
-        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==", flush=True)
-        config.model_name_or_path = run_warm_start(config)
-    built = build_training_environment(config)
-    probe = built.env_factory() if config.model_name_or_path == "tiny" else None
-    model, tokenizer = load_model(config, probe, built.train_tasks)
+        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==",
+              flush=True)
+        run.model.model_name_or_path = run_warm_start(run)
+    built = build_training_environment(config, run.mechanisms)
+    probe = built.env_factory() if run.model.model_name_or_path == "tiny" else None
+    model, tokenizer = load_model(run, probe, built.train_tasks)
     if probe is not None:
         probe.close()
-    peft_config = None
-    if config.use_peft:
-        from peft import LoraConfig
-
-        targets: Any = config.lora_target_modules
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                                 target_modules="all-linear" if targets == ["all-linear"] else targets,
-                                 task_type="CAUSAL_LM")
     trainer = EvolverGRPOTrainer(
-        model, config, built.env_factory, tasks=built.train_tasks if "questioning" not in config.wrappers else None,
-        hooks=built.hooks, processing_class=tokenizer, peft_config=peft_config, eval_tasks=built.eval_tasks)
+        model, config, built.env_factory, tasks=None if built.samples_tasks else built.train_tasks,
+        hooks=built.hooks, processing_class=tokenizer, peft_config=get_peft_config(run.model),
+        eval_tasks=built.eval_tasks)
     eval_tasks = built.eval_tasks[: config.evolver_eval_episodes] if config.evolver_eval_episodes else []
     before = None
     if eval_tasks:

@@ -1,18 +1,30 @@
 """``EvolverGRPOTrainer``: TRL's GRPO trainer driven by multi-turn environment rollouts.
 
 * ``EvolverGRPOTrainer`` - ``GRPOTrainer`` with our ``rollout_func`` (grouped environment pool,
-  token-exact episodes), per-token advantages (outcome + ADCA + GiGPO), experience stripping with a
-  boosted clip, environment metrics and plugin state saved with each checkpoint.
-* ``TrainingHooks`` - the services the mechanisms expose to the trainer (task sampler, synthesis
-  cycle, experience sink, stateful parts).
-* ``SelfQuestioningCallback``, ``ExperienceCallback``, ``EvaluationCallback`` - the periodic work;
-  ``TimeBudgetCallback`` stops training after a wall-time budget.
+  token-exact episodes), per-token advantages (outcome + attributed step rewards + GiGPO), edited
+  training prompts with their own clip, environment metrics and plugin state saved with each checkpoint.
+* ``MechanismCallback`` - after each optimiser step: training episodes to each mechanism, its periodic work.
+* ``EvaluationCallback`` - periodic held-out evaluation; ``TimeBudgetCallback`` - a wall-time stop.
 * ``task_dataset`` - the training dataset: one row per task (fixed tasks) or per slot (sampled).
 
-TRL hooks used (pinned to ``trl~=1.16.0``, checked by ``tests/train/test_trl_hooks.py``):
-``rollout_func``, ``_generate_and_score_completions`` (advantages replaced with a ``(B, T)`` tensor),
-``_compute_loss`` (per-row clip range for stripped experience rows), ``_save_checkpoint`` and
-``_load_optimizer_and_scheduler`` (plugin state).
+The trainer never names a mechanism: it calls the ``TrainingHooks`` it is given (one per enabled
+mechanism, see ``wrappers.plugin``) in order.
+
+TRL surface (pinned to ``trl~=1.16.0``; ``tests/train/test_trl_hooks.py`` fails when any of it changes).
+Public: ``rollout_func``, a reward function (the episode outcome), callbacks, ``train()``.
+Private methods still overridden, and why:
+
+* ``_generate_and_score_completions`` - TRL computes one advantage per row; ADCA and GiGPO need one per
+  token. We call ``super()`` and replace ``advantages`` with a ``(B, T)`` tensor (TRL's loss accepts it).
+* ``_compute_loss`` - rows trained on an edited prompt (stripped experience) get their mechanism's upper
+  clip; TRL has one clip range per batch, so the call swaps ``epsilon_low``/``epsilon_high`` for
+  per-row tensors and restores them.
+* ``_get_per_token_logps_and_entropies`` - the same log-probs on left-aligned rows, without a padding
+  mask (SDPA's fast causal path, about 2x faster on CPU); checked equal to TRL's in the tests.
+
+Private state used: ``_metrics`` (our metrics are logged with TRL's, in the same step), ``epsilon_low`` /
+``epsilon_high`` (above), ``vllm_generation.max_completion_length`` (one turn's cap per vLLM call).
+Plugin state is saved by a callback (``on_save``) and restored in ``train()``, both public.
 """
 
 from __future__ import annotations
@@ -21,7 +33,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,35 +42,17 @@ from transformers.trainer_callback import ProgressCallback
 from trl import GRPOTrainer
 from trl.models.utils import unwrap_model_for_generation
 
-from evolver_gym.core import Task, derive_seed, make_rng
+from evolver_gym.core import Task, derive_seed
+from wrappers.plugin import RowContext, TrainingHooks
 
-from .advantages import EpisodeSignals, combine_step_advantages, cosine_alpha, gather_episodes, token_advantages
+from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
-from .rollout import ChatCodec, EnvPool, Episode, IncrementalSampler, RowSpec, play_episodes
+from .rollout import ChatCodec, EnvPool, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
 
-__all__ = ["EvolverGRPOTrainer", "TrainingHooks", "SelfQuestioningCallback", "ExperienceCallback",
-           "EvaluationCallback", "TimeBudgetCallback", "ConciseProgressCallback", "task_dataset", "PLUGIN_STATE_FILE"]
+__all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
+           "ConciseProgressCallback", "task_dataset", "PLUGIN_STATE_FILE"]
 
 PLUGIN_STATE_FILE = "evolver_state.json"
-
-
-@dataclass
-class TrainingHooks:
-    """What the mechanism wrappers offer the trainer; every member is optional.
-
-    Args:
-        task_sampler: ``(n, seed) -> list[task dict]`` drawing tasks for ``n`` groups (self-questioning
-            pool); used for dataset rows that are slots rather than fixed tasks.
-        questioning_cycle: ``(step) -> {"generated": int, "accepted": int}``; one synthesis cycle.
-        experience_sink: ``(trajectories) -> int``; turns training episodes into experience, returns
-            how many records were added.
-        stateful: name -> object with ``state_dict()`` / ``load_state_dict(state)``, saved with checkpoints.
-    """
-
-    task_sampler: Callable[[int, int], list[dict[str, Any]]] | None = None
-    questioning_cycle: Callable[[int], dict[str, int]] | None = None
-    experience_sink: Callable[[list[Any]], int] | None = None
-    stateful: dict[str, Any] = field(default_factory=dict)
 
 
 def task_dataset(tasks: Sequence[Task | dict[str, Any]] | None = None, *, slots: int = 0):
@@ -108,7 +101,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         env_factory: Builds one (wrapped) environment; called once per concurrent rollout, reused.
         train_dataset: Rows of :func:`task_dataset`; built from ``tasks`` when omitted.
         tasks: Fixed training tasks (basic mode).
-        hooks: ``TrainingHooks`` of the mechanisms (overall mode).
+        hooks: One ``TrainingHooks`` per enabled mechanism, in stacking order (``build_training_environment``).
         processing_class, peft_config, callbacks, eval_dataset: as in ``GRPOTrainer``.
 
     Example:
@@ -121,29 +114,36 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
     def __init__(self, model: Any, args: EvolverGRPOConfig, env_factory: Callable[[], Any], *,
                  train_dataset: Any = None, tasks: Sequence[Task | dict[str, Any]] | None = None,
-                 hooks: TrainingHooks | None = None, processing_class: Any = None, peft_config: Any = None,
-                 callbacks: list[TrainerCallback] | None = None, eval_dataset: Any = None,
+                 hooks: Sequence[TrainingHooks] | TrainingHooks | None = None, processing_class: Any = None,
+                 peft_config: Any = None, callbacks: list[TrainerCallback] | None = None, eval_dataset: Any = None,
                  eval_tasks: Sequence[Task | dict[str, Any]] | None = None):
         if not isinstance(args, EvolverGRPOConfig):
             raise TypeError(f"args must be an EvolverGRPOConfig, got {type(args).__name__}")
-        self.hooks = hooks or TrainingHooks()
+        self.hooks: list[TrainingHooks] = [hooks] if isinstance(hooks, TrainingHooks) else list(hooks or [])
+        for h in self.hooks:
+            if not isinstance(h, TrainingHooks):
+                raise TypeError(f"hooks must be TrainingHooks, got {type(h).__name__}")
+        samplers = [h for h in self.hooks if h.task_sampler is not None]
+        labellers = [h for h in self.hooks if h.step_rewards is not None]
+        for kind, found in (("task_sampler", samplers), ("step_rewards", labellers)):
+            if len(found) > 1:
+                raise ValueError(f"only one mechanism may provide {kind}, got {[h.name for h in found]}")
+        self.task_sampler = samplers[0].task_sampler if samplers else None
+        self.labeller = labellers[0] if labellers else None
         if train_dataset is None:
             if tasks:
                 train_dataset = task_dataset(tasks)
-            elif self.hooks.task_sampler is not None:
+            elif self.task_sampler is not None:
                 train_dataset = task_dataset(slots=max(args.per_device_train_batch_size, 64))
             else:
-                raise ValueError("give train_dataset, tasks, or hooks.task_sampler")
+                raise ValueError("give train_dataset, tasks, or a mechanism with a task_sampler hook")
         self.env_pool = EnvPool(env_factory)
         self._episodes: list[Episode] = []
         self._pending_trajectories: list[Any] = []
-        self.plugin_state: dict[str, Any] = {"rollouts": 0, "episodes": 0, "questioning_cycles": 0,
-                                             "tasks_generated": 0, "tasks_accepted": 0, "experiences_added": 0,
-                                             "alpha": args.attribution_alpha}
+        self.plugin_state: dict[str, Any] = {"rollouts": 0, "episodes": 0, "alpha": self.current_alpha(0),
+                                             "totals": {}}
         self.eval_tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in (eval_tasks or [])]
-        own_callbacks: list[TrainerCallback] = [ExperienceCallback(self)]
-        if args.questioning_interval and self.hooks.questioning_cycle is not None:
-            own_callbacks.append(SelfQuestioningCallback(self, args.questioning_interval))
+        own_callbacks: list[TrainerCallback] = [MechanismCallback(self)]
         if args.evolver_eval_episodes and args.evolver_eval_interval and self.eval_tasks:
             own_callbacks.append(EvaluationCallback(self))
         if args.max_train_minutes:
@@ -157,9 +157,12 @@ class EvolverGRPOTrainer(GRPOTrainer):
             self.add_callback(ConciseProgressCallback(max_str_len=100))
         self.codec = ChatCodec(self.processing_class, system_prompt=args.system_prompt,
                                max_observation_tokens=args.max_observation_tokens)
-        if args.experience_mode == "strip" and args.experience_share > 0 and self.loss_type not in (
-                "grpo", "bnpo", "dr_grpo", "dapo", "luspo"):
-            raise ValueError(f"experience_mode='strip' needs a clipped loss, got loss_type={self.loss_type!r}")
+        self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high)
+                             for h in self.hooks if h.plain_observation is not None]
+        clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
+        if any(e.train for e in self.prompt_edits) and self.loss_type not in clipped:
+            raise ValueError(f"edited training prompts (experience_mode='strip') need a clipped loss, got "
+                             f"loss_type={self.loss_type!r}")
 
     # -- generation ------------------------------------------------------------------------
     def _generate_fn(self, temperature: float, seed: int) -> Callable:
@@ -223,12 +226,12 @@ class EvolverGRPOTrainer(GRPOTrainer):
         parsed = [json.loads(p) if isinstance(p, str) else p for p in prompts]
         sampled: dict[int, dict[str, Any]] = {}
         if any("task" not in p for p in parsed):
-            if self.hooks.task_sampler is None:
-                raise ValueError("dataset rows are task slots but no task_sampler hook was given")
+            if self.task_sampler is None:
+                raise ValueError("dataset rows are task slots but no mechanism has a task_sampler hook")
             n_groups = self.accelerator.num_processes * len(prompts) // g
             tasks = None
             if self.accelerator.is_main_process:
-                tasks = self.hooks.task_sampler(n_groups, derive_seed(args.rollout_seed, "tasks", mode, step))
+                tasks = self.task_sampler(n_groups, derive_seed(args.rollout_seed, "tasks", mode, step))
             sampled = dict(enumerate(_broadcast(tasks)))
         first_of_group: dict[int, Any] = {}
         for i, p in enumerate(parsed):  # advantages are normalised per group: its rows must be one task
@@ -239,16 +242,28 @@ class EvolverGRPOTrainer(GRPOTrainer):
         for i, p in enumerate(parsed):
             group, pos = divmod(base + i, g)
             task = p["task"] if "task" in p else sampled[group]
-            experience = None
-            if args.experience_share > 0 and mode == "train":
-                n_exp = int(args.experience_share * g)
-                chosen = make_rng(args.rollout_seed, "experience", step, group).permutation(g)[:n_exp]
-                experience = bool(pos in set(chosen.tolist()))
-            elif "navigation" in args.wrappers:
-                experience = False  # evaluation measures the internalised policy (AgentEvolver woexp)
+            context = RowContext(mode=mode, step=step, group=group, index=pos, group_size=g, seed=args.rollout_seed)
             rows.append(RowSpec(task=task, seed=derive_seed(args.rollout_seed, mode, step, group) % 2**31,
-                                group=group, experience=experience))
+                                group=group, options=self._reset_options(context)))
         return rows
+
+    def _reset_options(self, context: RowContext) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        for h in self.hooks:
+            if h.reset_options is not None:
+                options.update(h.reset_options(context))
+        return options
+
+    def _play(self, rows: list[RowSpec], generate: Callable) -> list[Episode]:
+        """Training episodes: every mechanism's prompt edits and step rewards applied."""
+        args: EvolverGRPOConfig = self.args
+        return play_episodes(
+            self.env_pool.take(len(rows)), rows, generate, self.codec, max_turns=args.max_turns,
+            max_episode_tokens=args.max_episode_tokens, max_turn_tokens=args.max_turn_tokens,
+            prompt_edits=self.prompt_edits,
+            step_rewards=self.labeller.step_rewards if self.labeller is not None else None,
+            outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
+            mask_truncated=args.mask_truncated_episodes)
 
     def _rollout(self, prompts: list[Any], trainer: GRPOTrainer) -> dict[str, Any]:
         """TRL ``rollout_func``: play this rank's rows (G consecutive rows per task) and return tokens."""
@@ -256,12 +271,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         rows = self._row_specs(prompts, mode)
         seed = derive_seed(args.rollout_seed, "sample", mode, self.state.global_step, self.accelerator.process_index)
-        episodes = play_episodes(
-            self.env_pool.take(len(rows)), rows, self._generate_fn(self.temperature, seed), self.codec,
-            max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
-            max_turn_tokens=args.max_turn_tokens, strip_experience=args.experience_mode == "strip",
-            outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
-            mask_truncated=args.mask_truncated_episodes)
+        episodes = self._play(rows, self._generate_fn(self.temperature, seed))
         self._episodes = episodes
         self.plugin_state["rollouts"] += 1
         logprobs = None
@@ -274,10 +284,11 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 "outcome": [ep.outcome for ep in episodes]}
 
     # -- advantages ----------------------------------------------------------------------------
-    def current_alpha(self) -> float:
-        a: EvolverGRPOConfig = self.args
-        return cosine_alpha(self.state.global_step, alpha=a.attribution_alpha, alpha_min=a.attribution_alpha_min,
-                            decay_steps=a.attribution_decay_steps, cutoff_step=a.attribution_cutoff_step)
+    def current_alpha(self, step: int | None = None) -> float:
+        """The weight of the step rewards at ``step`` (the labelling mechanism's schedule; 0 without one)."""
+        if self.labeller is None or self.labeller.step_reward_weight is None:
+            return 0.0
+        return float(self.labeller.step_reward_weight(self.state.global_step if step is None else step))
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         out = super()._generate_and_score_completions(inputs)
@@ -304,9 +315,15 @@ class EvolverGRPOTrainer(GRPOTrainer):
         if "tool_mask" in out:  # env tokens never carry advantage (they also never enter the loss)
             advantages = advantages * out["tool_mask"]
         out["advantages"] = advantages
-        out["experience_mask"] = torch.tensor([float(ep.stripped) for ep in episodes], device=advantages.device)
+        # NaN = TRL's clip; a number = the upper clip of a row trained on an edited prompt.
+        out["clip_high"] = torch.tensor([float("nan") if ep.clip_high is None else float(ep.clip_high)
+                                         for ep in episodes], device=advantages.device)
         self.plugin_state["alpha"] = alpha
         self._log_episode_metrics(mode, merged, stats, alpha)
+        for h in self.hooks:
+            if h.episode_metrics is not None:
+                for key, value in h.episode_metrics([(ep.reset_info, ep.final_info) for ep in episodes]).items():
+                    self._metrics[mode][key].append(float(value))
         if mode == "train":
             self.plugin_state["episodes"] += len(merged)
             self._pending_trajectories.extend(ep.trajectory() for ep in episodes)
@@ -330,22 +347,6 @@ class EvolverGRPOTrainer(GRPOTrainer):
             m[f"adv/{name}_share"].append(stats[f"{name}_share"])
             m[f"adv/{name}_abs_mean"].append(stats[f"{name}_abs"])
         m["adv/alpha"].append(alpha)
-        labelled = [s for s in merged if s["labels"]]
-        m["attr/labelled_rate"].append(len(labelled) / n)
-        if labelled:
-            def good_rate(group: list[dict[str, Any]]) -> float:
-                labs = [x for s in group for x in s["labels"]]
-                return sum(x > 0 for x in labs) / max(len(labs), 1)
-            m["attr/good_rate"].append(good_rate(labelled))
-            ok = [s for s in labelled if s["success"]]
-            bad = [s for s in labelled if not s["success"]]
-            if ok:
-                m["attr/good_rate_success"].append(good_rate(ok))
-            if bad:
-                m["attr/good_rate_failure"].append(good_rate(bad))
-        m["exp/usage_rate"].append(sum(s["experience_used"] for s in merged) / n)
-        m["exp/stripped_rate"].append(sum(s["stripped"] for s in merged) / n)
-        m["tasks/synthetic_rate"].append(sum(s["synthetic"] for s in merged) / n)
 
     # -- log-probs -----------------------------------------------------------------------------
     def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -377,15 +378,14 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
     # -- loss ----------------------------------------------------------------------------------
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
-        """TRL's loss; stripped experience rows get ``experience_clip_high`` as their upper clip."""
-        exp = inputs.get("experience_mask")
-        if exp is None or not bool(exp.any()):
+        """TRL's loss; rows trained on an edited prompt get their mechanism's upper clip."""
+        clip = inputs.get("clip_high")
+        if clip is None or not bool((~torch.isnan(clip)).any()):
             return super()._compute_loss(model, inputs)
         low, high = self.epsilon_low, self.epsilon_high
-        rows = exp.view(-1, 1).bool()
         # TRL clamps with ``1 - epsilon_low`` / ``1 + epsilon_high``: per-row tensors broadcast over tokens.
-        self.epsilon_high = torch.where(rows, torch.tensor(float(self.args.experience_clip_high)),
-                                        torch.tensor(float(high))).to(exp.device)
+        self.epsilon_high = torch.where(torch.isnan(clip), torch.tensor(float(high), device=clip.device),
+                                        clip).view(-1, 1)
         self.epsilon_low = torch.full_like(self.epsilon_high, float(low))
         try:
             return super()._compute_loss(model, inputs)
@@ -396,75 +396,81 @@ class EvolverGRPOTrainer(GRPOTrainer):
     @torch.no_grad()
     def evaluate_episodes(self, tasks: Sequence[Task | dict[str, Any]], *, temperature: float | None = None,
                           seed: int = 0) -> dict[str, float]:
-        """Play each task once with the current policy (no experience); success rate and mean score."""
+        """Play each task once with the current policy on the evaluation engine of ``evolver eval``.
+
+        The mechanisms' ``reset_options`` in ``eval`` mode apply (no experience); the sampler is the
+        training one. Returns success rate, mean score, episode length and invalid-action rate.
+        """
+        from .evaluation import evaluate_policy
+
         args: EvolverGRPOConfig = self.args
         temp = args.evolver_eval_temperature if temperature is None else temperature
-        exp_flag = False if "navigation" in args.wrappers else None
-        rows = [RowSpec(task=t, seed=derive_seed(args.rollout_seed, "eval", seed, i) % 2**31, group=i,
-                        experience=exp_flag) for i, t in enumerate(tasks)]
-        episodes: list[Episode] = []
-        batch = max(args.per_device_train_batch_size, 64)  # wider batches amortise each decoding step
-        for start in range(0, len(rows), batch):
-            part = rows[start:start + batch]
-            episodes += play_episodes(
-                self.env_pool.take(len(part)), part,
-                self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)), self.codec,
-                max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
-                max_turn_tokens=args.max_turn_tokens, outcome_key=args.outcome_key)
-        n = max(len(episodes), 1)
-        return {"success_rate": sum(ep.success for ep in episodes) / n,
-                "score": sum(ep.score for ep in episodes) / n,
-                "episode_len": sum(len(ep.steps) for ep in episodes) / n,
-                "invalid_action_rate": sum(ep.invalid_actions for ep in episodes)
-                / max(sum(len(ep.steps) for ep in episodes), 1)}
+        tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks]
+        options = self._reset_options(RowContext(mode="eval", step=self.state.global_step, group=0, index=0,
+                                                 group_size=1, seed=args.rollout_seed))
+        report = evaluate_policy(
+            None, self.processing_class, args.env_id, tasks=tasks, k=1, temperature=temp, rollout=args,
+            env_factory=self.env_pool.factory, reset_options=options,
+            reset_seeds=[derive_seed(args.rollout_seed, "eval", seed, i) % 2**31 for i in range(len(tasks))],
+            sampler=lambda start: self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)),
+            batch_size=max(args.per_device_train_batch_size, 64))  # wider batches amortise each decoding step
+        return {key: report[key] for key in ("success_rate", "score", "episode_len", "invalid_action_rate")}
 
     # -- checkpoints ---------------------------------------------------------------------------
     def plugin_state_dict(self) -> dict[str, Any]:
         """Counters, schedules and the state of every stateful mechanism part."""
         state = {"plugin": dict(self.plugin_state), "global_step": self.state.global_step,
                  "rollout_seed": self.args.rollout_seed, "hooks": {}}
-        for name, obj in self.hooks.stateful.items():
-            state["hooks"][name] = obj.state_dict()
+        for h in self.hooks:
+            for name, obj in h.stateful.items():
+                state["hooks"][name] = obj.state_dict()
         return state
 
     def load_plugin_state_dict(self, state: dict[str, Any]) -> None:
         self.plugin_state.update(state.get("plugin", {}))
-        for name, obj in self.hooks.stateful.items():
-            if name in state.get("hooks", {}):
-                obj.load_state_dict(state["hooks"][name])
+        saved = state.get("hooks", {})
+        for h in self.hooks:
+            for name, obj in h.stateful.items():
+                if name in saved:
+                    obj.load_state_dict(saved[name])
 
-    def _save_checkpoint(self, model: Any, trial: Any) -> None:
-        super()._save_checkpoint(model, trial)
-        if self.args.should_save:
-            folder = os.path.join(self._get_output_dir(trial=trial), f"checkpoint-{self.state.global_step}")
-            tmp = os.path.join(folder, PLUGIN_STATE_FILE + ".tmp")
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(self.plugin_state_dict(), fh, default=str)
-            os.replace(tmp, os.path.join(folder, PLUGIN_STATE_FILE))  # atomic: a kill never leaves half a file
+    def save_plugin_state(self, folder: str) -> None:
+        """Write the plugin state into a checkpoint folder (atomically: a kill never leaves half a file)."""
+        tmp = os.path.join(folder, PLUGIN_STATE_FILE + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(self.plugin_state_dict(), fh, default=str)
+        os.replace(tmp, os.path.join(folder, PLUGIN_STATE_FILE))
 
-    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
-        super()._load_optimizer_and_scheduler(checkpoint)
-        if checkpoint is not None:
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
+        """``Trainer.train``; on resume, the plugin state saved with the checkpoint is restored first."""
+        checkpoint = resume_from_checkpoint
+        if checkpoint is True:
+            from transformers.trainer_utils import get_last_checkpoint
+
+            checkpoint = get_last_checkpoint(self.args.output_dir)
+        if isinstance(checkpoint, str) and checkpoint:
             path = os.path.join(checkpoint, PLUGIN_STATE_FILE)
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as fh:
                     self.load_plugin_state_dict(json.load(fh))
+        return super().train(resume_from_checkpoint, *args, **kwargs)
 
 
 def _summary(ep: Episode) -> dict[str, Any]:
     """The picklable per-episode record gathered across ranks."""
-    q = ep.questioning or {}
     return {"outcome": ep.outcome, "rewards": [s.reward for s in ep.steps], "labels": ep.labels,
             "anchors": ep.anchors, "success": bool(ep.success), "score": ep.score, "return": ep.env_return,
             "invalid": ep.invalid_actions, "truncated": bool(ep.truncated and not ep.terminated),
             "model_tokens": int(sum(ep.tokens.env_mask)),
-            "env_tokens": int(len(ep.tokens.env_mask) - sum(ep.tokens.env_mask)),
-            "experience_used": ep.experience_used, "stripped": ep.stripped,
-            "synthetic": q.get("origin") == "synthetic"}
+            "env_tokens": int(len(ep.tokens.env_mask) - sum(ep.tokens.env_mask))}
 
 
-class ExperienceCallback(TrainerCallback):
-    """After each optimiser step, hands the step's training episodes to the experience sink."""
+class MechanismCallback(TrainerCallback):
+    """After each optimiser step: the step's training episodes to every mechanism, then its periodic work.
+
+    What the hooks return is logged with the step's metrics and added up in ``plugin_state["totals"]``;
+    the plugin state goes into every checkpoint (``on_save``).
+    """
 
     def __init__(self, trainer: EvolverGRPOTrainer):
         self.trainer = trainer
@@ -472,29 +478,21 @@ class ExperienceCallback(TrainerCallback):
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         t = self.trainer
         pending, t._pending_trajectories = t._pending_trajectories, []
-        if t.hooks.experience_sink is not None and pending:
-            added = int(t.hooks.experience_sink(pending) or 0)
-            t.plugin_state["experiences_added"] += added
-            t._metrics["train"]["exp/added"].append(float(added))
+        for h in t.hooks:
+            results: dict[str, float] = {}
+            if h.on_episodes is not None and pending:
+                results.update(h.on_episodes(pending) or {})
+            if h.on_step_end is not None:
+                results.update(h.on_step_end(state.global_step) or {})
+            for key, value in results.items():
+                t.plugin_state["totals"][key] = t.plugin_state["totals"].get(key, 0.0) + float(value)
+                t._metrics["train"][key].append(float(value))
 
-
-class SelfQuestioningCallback(TrainerCallback):
-    """Runs one self-questioning synthesis cycle every ``interval`` optimiser steps."""
-
-    def __init__(self, trainer: EvolverGRPOTrainer, interval: int):
-        if interval < 1:
-            raise ValueError(f"interval must be >= 1, got {interval!r}")
-        self.trainer, self.interval = trainer, interval
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if state.global_step % self.interval:
-            return
-        t = self.trainer
-        result = t.hooks.questioning_cycle(state.global_step) or {}
-        t.plugin_state["questioning_cycles"] += 1
-        for key in ("generated", "accepted"):
-            t.plugin_state[f"tasks_{key}"] += int(result.get(key, 0))
-            t._metrics["train"][f"tasks/{key}"].append(float(result.get(key, 0)))
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if args.should_save:
+            folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+            if os.path.isdir(folder):
+                self.trainer.save_plugin_state(folder)
 
 
 class ConciseProgressCallback(ProgressCallback):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ import gymnasium as gym
 
 from evolver_gym.core import Task, UnicodeText
 from evolver_gym.core.seeding import derive_seed
+from evolver_gym.core.stats import wilson_interval
 
 from .bots import Player, make_player
 from .env import raw_env
 from .rules import ROLE_TITLES, AvalonConfig
 
-__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "host_deal_key"]
+__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "host_deal_key", "evaluation_report"]
 
 ENV_ID = "evolver/AvalonSeat-v0"
 SPLIT_SIZES = {"train": 1000, "dev": 100, "test": 200}
@@ -66,6 +68,33 @@ _EXAMPLES = (
 )
 
 
+def evaluation_report(per_task: list[dict[str, Any]], final_infos: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """``{"arena": ...}`` for ``evolver eval``: the seat's win rate over its games; a game the budget cut
+    before its end (no ``evaluation`` in its final info) counts as lost."""
+    games = len(final_infos)
+    wins = sum(int(bool(info.get("success", False))) for info in final_infos)
+    unfinished = sum(1 for info in final_infos if "evaluation" not in info)
+    by_side: dict[str, list[int]] = defaultdict(list)
+    for info in final_infos:
+        by_side[str(info.get("side", "unknown"))].append(int(bool(info.get("success", False))))
+    return {"arena": {
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games,
+        "win_rate_ci95": list(wilson_interval(wins, games)),
+        "unfinished": unfinished,
+        "by_side": {
+            side: {
+                "games": len(v),
+                "wins": sum(v),
+                "win_rate": sum(v) / len(v),
+                "win_rate_ci95": list(wilson_interval(sum(v), len(v))),
+            }
+            for side, v in sorted(by_side.items())
+        },
+    }}
+
+
 class SingleSeat(gym.Env):
     """Avalon from one seat: text observation in, text action out.
 
@@ -107,6 +136,7 @@ class SingleSeat(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    evaluation_report = staticmethod(evaluation_report)  # win rates for `evolver eval`
 
     def __init__(
         self,

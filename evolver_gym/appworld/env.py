@@ -20,15 +20,21 @@ from evolver_gym.core.trajectory import Trajectory
 from . import apps as _apps  # noqa: F401  (registers every API)
 from .apis import REGISTRY, AppContext, dispatch
 from .db import SCHEMAS, AppDatabases, diff_databases
-from .evaluation import evaluate_tests
+from .evaluation import evaluate_tests, evaluation_report
+from .guard import ApiLimits, CallGuard, printable
 from .hindsight import hindsight_from_diff
 from .sandbox import Sandbox, SandboxConfig
-from .tasks import ENV_ID, SPLITS, build_tasks, start_state, world_bundle
+from .tasks import ENV_ID, SPLIT_SCHEMES, SPLITS, build_tasks, split_table, start_state, world_bundle
 from .tools import parse_tool_call, tool_schemas
 
 __all__ = ["AppWorldEnv", "render_prompt"]
 
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
+_CHANGE_KINDS = ("added", "updated", "removed")
+_UNCHECKED_WRITES = ("login", "logout", "complete_task")
+_API_CALL = re.compile(r"apis\.(\w+)\.(\w+)\s*\(")
+# A cell that may hand over an answer: ``complete_task(`` followed by anything but ``)`` or ``status=``.
+_ANSWERS = re.compile(r"complete_task\(\s*(?!\)|status\s*=)")
 
 
 def render_prompt(task: Task) -> str:
@@ -61,7 +67,16 @@ class AppWorldEnv(gym.Env[str, str]):
     ## Observation Space
     Text. Code cells give printed output, ``"Execution successful."``, ``"Execution failed.
     Traceback:\\n..."`` (long output truncated); tool calls give the JSON response or
-    ``"Response status code is N:\\n{...}"``.
+    ``"Response status code is N:\\n{...}"``. Every observation is capped and has its non-printable
+    characters escaped, so it always lies in ``observation_space``.
+
+    ## Sandbox
+    Each episode's cells run in a fresh interpreter forked from a clean zygote and confined by the
+    OS (unprivileged uid, no network, no filesystem, seccomp, resource limits; ``profile()["sandbox"]``
+    lists the active layers, ``docs/security.md`` the threat model). A timeout or crash kills the
+    interpreter: the step is reported once (``info["fault"]``), its world changes are rolled back,
+    nothing is re-run, and the next cell runs in a fresh interpreter whose observation says that
+    earlier variables are gone (``info["interpreter_restarted"]``).
 
     ## Starting State
     The base world of ``seed`` plus the task's setup rows; time frozen at the task's date-time.
@@ -76,13 +91,18 @@ class AppWorldEnv(gym.Env[str, str]):
     ## Information
     Every step: ``task`` (public), ``instruction``, ``step``, ``action_valid``, ``error`` (when
     invalid), ``progress`` (privileged: share of the do-nothing-failing tests now passing),
-    ``fault`` (sandbox fault, if any). At the end: ``success``, ``score`` (``1.0``/``0.0``),
+    ``fault`` (sandbox fault, if any: ``timeout``, ``crash``, ``memory``, ``recursion``, ``limit``,
+    ``unsafe``), ``interpreter_restarted`` (when the cell ran in a fresh interpreter). At the end:
+    ``success``, ``score`` (``1.0``/``0.0``),
     ``evaluation`` (passes, failures, pass_share, difficulty, ...).
 
     ## Arguments
-    ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``seed`` (world seed),
+    ``split`` (``train``/``dev``/``test_normal``/``test_challenge``), ``split_scheme`` (``goal``: dev and
+    test_normal reuse the train scenario templates with other parameters; ``scenario``: whole templates
+    held out of train, drawn from ``seed``; see docs/splits.md), ``seed`` (world seed),
     ``max_steps`` (40), ``action_mode`` (``code``/``tool``), ``timeout_s``, ``cpu_s``, ``memory_mb``,
-    ``max_output_chars``.
+    ``max_output_chars``, ``api_limits`` (:class:`~evolver_gym.appworld.guard.ApiLimits`: sizes of API
+    arguments and replies, and the per-episode argument budget, enforced by the host in both modes).
 
     ## Version History
     * v0: first version.
@@ -97,11 +117,14 @@ class AppWorldEnv(gym.Env[str, str]):
     """
 
     metadata = {"render_modes": ["ansi"]}
+    # ``solves`` replays a reference in the sandbox per pair: the synthesis leakage guard skips it by default.
+    solves_is_costly = True
 
     def __init__(
         self,
         split: str = "train",
         seed: int = 0,
+        split_scheme: str = "goal",
         max_steps: int = 40,
         action_mode: str = "code",
         timeout_s: float = 10.0,
@@ -109,9 +132,12 @@ class AppWorldEnv(gym.Env[str, str]):
         memory_mb: int = 256,
         max_output_chars: int = 20000,
         render_mode: str | None = None,
+        api_limits: ApiLimits | None = None,
     ):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+        if split_scheme not in SPLIT_SCHEMES:
+            raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
         if action_mode not in ("code", "tool"):
             raise ValueError(f"action_mode must be 'code' or 'tool', got {action_mode!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
@@ -119,13 +145,16 @@ class AppWorldEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.split, self.seed, self.max_steps, self.action_mode = split, int(seed), max_steps, action_mode
-        self.render_mode = render_mode
+        self.render_mode, self.split_scheme = render_mode, split_scheme
         self.sandbox_config = SandboxConfig(
             wall_s=float(timeout_s),
             cpu_s=float(cpu_s or timeout_s),
             memory_mb=int(memory_mb),
             max_output=int(max_output_chars),
         )
+        self.api_limits = api_limits or ApiLimits()
+        self.sandbox_config.max_request_bytes = self.api_limits.max_request_bytes
+        self._guard = CallGuard(self.api_limits)
         example = (
             "print(apis.api_docs.show_app_descriptions())"
             if action_mode == "code"
@@ -133,6 +162,8 @@ class AppWorldEnv(gym.Env[str, str]):
         )
         self.action_space = UnicodeText(200_000, examples=(example,))
         self.observation_space = UnicodeText(1_000_000)
+        # room for a traceback and notices around the capped output, and never past the space
+        self._obs_limit = min(self.sandbox_config.max_output + 4_000, self.observation_space.max_length)
         self._sandbox: Sandbox | None = None
         self._dbs: AppDatabases | None = None
         self._start: AppDatabases | None = None
@@ -143,17 +174,20 @@ class AppWorldEnv(gym.Env[str, str]):
         self._last_obs = ""
         self._progress_cache: tuple[tuple[int, ...], float] | None = None
         self._hindsight_env: AppWorldEnv | None = None
+        self._solves_cache: dict[tuple[Any, ...], bool] = {}
 
     # -- task lookup ---------------------------------------------------------------------------
     def tasks(self, split: str | None = None) -> list[Task]:
         """Every task of ``split`` (default: this env's split) in this env's world."""
-        return build_tasks(split or self.split, self.seed)
+        return build_tasks(split or self.split, self.seed, self.split_scheme)
 
     def _find(self, task_id: str) -> Task:
-        for split in SPLITS:
-            for t in build_tasks(split, self.seed):
-                if t.task_id == task_id:
-                    return t
+        # Ids are the same task in every scheme; this env's scheme is searched first.
+        for scheme in sorted(SPLIT_SCHEMES, key=lambda s: s != self.split_scheme):
+            for split in SPLITS:
+                for t in build_tasks(split, self.seed, scheme):
+                    if t.task_id == task_id:
+                        return t
         raise ValueError(f"unknown AppWorld task_id {task_id!r} for world seed {self.seed}")
 
     def _choose(self, options: dict[str, Any]) -> Task:
@@ -196,15 +230,18 @@ class AppWorldEnv(gym.Env[str, str]):
         self._ctx = AppContext(
             self._dbs, now, supervisor_id=1, token_seed=derive_seed(task.seed, task.task_id)
         )
+        self._guard.reset()
         if self.action_mode == "code":
             if self._sandbox is None:
                 self._sandbox = Sandbox(self.sandbox_config)
-            self._sandbox.reset(seed=100)
+            self._sandbox.reset(seed=100)  # AppWorld's fixed random_seed; the hash seed follows it
         self._steps, self._done, self._progress_cache = 0, False, None
         self._last_obs = render_prompt(task)
         return self._last_obs, self._info(action_valid=True)
 
-    def _info(self, action_valid: bool, error: str | None = None, fault: str | None = None) -> dict[str, Any]:
+    def _info(
+        self, action_valid: bool, error: str | None = None, fault: str | None = None, restarted: bool = False
+    ) -> dict[str, Any]:
         info = {
             "task": self._task.public(),
             "instruction": self._task.instruction,
@@ -216,14 +253,21 @@ class AppWorldEnv(gym.Env[str, str]):
             info["error"] = error
         if fault is not None:
             info["fault"] = fault
+        if restarted:
+            info["interpreter_restarted"] = True
         return info
 
     def _handler(self, app: str, api: str, kwargs: dict[str, Any]) -> tuple[int, Any]:
-        return dispatch(self._ctx, app, api, kwargs)
+        refused = self._guard.check(kwargs)
+        if refused is not None:
+            return refused
+        return self._guard.reply(*dispatch(self._ctx, app, api, kwargs))
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._task is None:
             raise RuntimeError("call reset() before step()")
+        if action is None:
+            raise TypeError("step() needs an action (a string), got None")
         if self._done:
             return (
                 "The episode has ended; call reset().",
@@ -233,6 +277,7 @@ class AppWorldEnv(gym.Env[str, str]):
                 self._info(False, error="step after the episode ended"),
             )
         self._steps += 1
+        restarted = False
         if not isinstance(action, str):
             obs, valid, error, fault = (
                 f"Invalid action: expected a string, got {type(action).__name__}.",
@@ -240,13 +285,17 @@ class AppWorldEnv(gym.Env[str, str]):
                 f"action is not a string: {type(action).__name__}",
                 None,
             )
+        elif len(action) > self.action_space.max_length:
+            error = f"the action has {len(action)} characters (at most {self.action_space.max_length})"
+            obs, valid, fault = f"Invalid action: {error}.", False, None
         elif self.action_mode == "code":
-            obs, valid, error, fault = self._step_code(action)
+            obs, valid, error, fault, restarted = self._step_code(action)
         else:
             obs, valid, error, fault = self._step_tool(action)
+        obs = printable(obs, self._obs_limit)
         terminated = self._task_completed()
         truncated = not terminated and self._steps >= self.max_steps
-        info = self._info(valid, error, fault)
+        info = self._info(valid, error and printable(error, 300), fault, restarted)
         reward = 0.0
         if terminated or truncated:
             self._done = True
@@ -256,7 +305,7 @@ class AppWorldEnv(gym.Env[str, str]):
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
-    def _step_code(self, action: str) -> tuple[str, bool, str | None, str | None]:
+    def _step_code(self, action: str) -> tuple[str, bool, str | None, str | None, bool]:
         fenced = _FENCE.findall(action)
         code = "\n".join(fenced) if fenced else action
         self._dbs.begin()
@@ -274,7 +323,7 @@ class AppWorldEnv(gym.Env[str, str]):
         err = None
         if bad:
             err = f"sandbox fault: {result.fault}" if result.fault else out.splitlines()[-1][:300]
-        return out, not bad, err, result.fault
+        return out, not bad, err, result.fault, result.restarted
 
     def _step_tool(self, action: str) -> tuple[str, bool, str | None, str | None]:
         try:
@@ -282,9 +331,12 @@ class AppWorldEnv(gym.Env[str, str]):
         except ValueError as e:
             return f"Invalid tool call: {e}", False, str(e), None
         self._dbs.begin()
-        status, body = dispatch(self._ctx, app, api, kwargs)
+        status, body = self._handler(app, api, kwargs)
         self._dbs.commit()
         text = json.dumps(body, indent=2 if len(json.dumps(body)) >= 100 else None)
+        max_out = self.sandbox_config.max_output
+        if len(text) > max_out:
+            text = text[:max_out] + f"\n...[output truncated: {len(text) - max_out} more characters]"
         if status != 200:
             return f"Response status code is {status}:\n{text}", True, None, None
         return text, True, None, None
@@ -330,6 +382,8 @@ class AppWorldEnv(gym.Env[str, str]):
         return value
 
     # -- helpers for proposers, attribution and tool-calling models ----------------------------------
+    evaluation_report = staticmethod(evaluation_report)  # TGC/SGC for `evolver eval`
+
     def oracle(self, task: Task | dict | None = None) -> list[str]:
         """The reference solution: code cells (code mode) that solve ``task`` (default: the current one)."""
         task = Task.from_dict(task) if task is not None else self._task
@@ -338,8 +392,12 @@ class AppWorldEnv(gym.Env[str, str]):
         return list(task.reference)
 
     def profile(self) -> dict[str, Any]:
-        """What a task proposer needs to know: entities (tables), attributes (columns), operations (APIs)."""
-        return {
+        """What a task proposer needs to know: entities (tables), attributes (columns), operations (APIs).
+
+        ``"sandbox"`` (code mode) lists the OS layers of the code sandbox: ``{"layers": {name: "on" |
+        "off: reason"}, "active": [...]}``.
+        """
+        out = {
             "env_id": ENV_ID,
             "entities": {
                 f"{app}.{t}": [c for c, _ in cols]
@@ -350,8 +408,14 @@ class AppWorldEnv(gym.Env[str, str]):
             "operations": {
                 app: {n: s.description for n, s in specs.items()} for app, specs in REGISTRY.items()
             },
-            "splits": {s: len(v) * 3 for s, v in SPLITS.items()},
+            "splits": {s: len(v) * 3 for s, v in split_table(self.split_scheme, self.seed).items()},
+            "split_scheme": self.split_scheme,
         }
+        if self.action_mode == "code":
+            if self._sandbox is None:
+                self._sandbox = Sandbox(self.sandbox_config)
+            out["sandbox"] = self._sandbox.profile()
+        return out
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style function schemas of every API, for ``action_mode="tool"``."""
@@ -376,6 +440,69 @@ class AppWorldEnv(gym.Env[str, str]):
         if not env._task_completed():
             cells.append("apis.supervisor.complete_task(status='success')")
         return hindsight_from_diff(trajectory.task, diffs, env._start, reference=cells)
+
+    # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------
+    def split_unit(self, task: Task | dict) -> str | None:
+        """The scenario template of ``task`` under the ``scenario`` scheme (held out whole), else None."""
+        task = Task.from_dict(task)
+        return task.goal.get("scenario") if self.split_scheme == "scenario" else None
+
+    def target_key(self, task: Task | dict) -> str | None:
+        """What ``task`` checks: its start state (setup rows) and its tests, less their wording."""
+        task = Task.from_dict(task)
+        if "tests" not in task.goal:
+            return None
+        tests = sorted(json.dumps({k: v for k, v in t.items() if k not in ("requirement", "label")},
+                                  sort_keys=True, default=str) for t in task.goal["tests"])
+        return json.dumps([task.seed, task.goal.get("setup", []), tests], sort_keys=True, default=str)
+
+    def target_buckets(self, task: Task | dict, as_solver: bool = False) -> set[str]:
+        """Keys that ``solves(solver, task)`` needs ``target_buckets(solver, True)`` and
+        ``target_buckets(task)`` to share.
+
+        As a task: the apps its tests require changes in, and ``"answer"`` when it checks an answer.
+        As a solver: the apps whose writing APIs its reference calls (``apis.<app>.<api>(`` with a
+        method other than GET, except ``login``, ``logout`` and ``complete_task``, which change nothing
+        the tests check), and ``"answer"`` when it may hand over one. A reference solves a task only
+        by writing an app the task requires changes in, or by answering when it checks an answer.
+        (Code that reaches APIs without naming them, e.g. through ``getattr``, is not seen.)
+        """
+        task = Task.from_dict(task)
+        if not as_solver:
+            tests = task.goal.get("tests", [])
+            keys = {f"app:{t['app']}" for t in tests if t.get("kind") in _CHANGE_KINDS}
+            return keys | ({"answer"} if any(t.get("kind") == "answer" for t in tests) else set())
+        keys = set()
+        for cell in map(str, task.reference):
+            for app, api in _API_CALL.findall(cell):
+                spec = REGISTRY.get(app, {}).get(api)
+                if spec is not None and spec.method != "GET" and api not in _UNCHECKED_WRITES:
+                    keys.add(f"app:{app}")
+            if _ANSWERS.search(cell):
+                keys.add("answer")
+        return keys
+
+    def solves(self, solver: Task | dict, task: Task | dict) -> bool:
+        """Whether ``solver``'s reference cells, run from ``task``'s start state, pass ``task``'s tests."""
+        solver, task = Task.from_dict(solver), Task.from_dict(task)
+        if not solver.reference or "tests" not in task.goal:
+            return False
+        if any(t.get("kind") == "answer" for t in task.goal["tests"]) and not any(
+                _ANSWERS.search(str(cell)) for cell in solver.reference):
+            return False  # an answer is checked and the reference never gives one
+        key = (tuple(map(str, solver.reference)), self.target_key(task))
+        if key not in self._solves_cache:
+            if self._hindsight_env is None:
+                self._hindsight_env = AppWorldEnv(split=self.split, seed=self.seed, max_steps=10_000,
+                                                  timeout_s=self.sandbox_config.wall_s)
+            env = self._hindsight_env
+            env.reset(options={"task": task})
+            for cell in solver.reference:
+                if env._done:
+                    break
+                env.step(str(cell))
+            self._solves_cache[key] = bool(env.evaluate()["success"])
+        return self._solves_cache[key]
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

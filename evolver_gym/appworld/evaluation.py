@@ -31,6 +31,7 @@ from typing import Any
 from .db import AppDatabases, TableDiff, diff_databases
 
 __all__ = [
+    "evaluation_report",
     "Evaluation",
     "evaluate_tests",
     "label_tests",
@@ -232,3 +233,39 @@ def compute_metrics(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     for level in (1, 2, 3):
         out[f"difficulty_{level}"] = block([r for r in results if r.get("difficulty") == level])
     return out
+
+
+def evaluation_report(per_task: list[dict[str, Any]], final_infos: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """``{"appworld": ...}`` for ``evolver eval``: TGC / SGC averaged over the k samples (``avg``) and of the
+    best of k per task (``best``). ``per_task`` rows have ``task_id``, ``difficulty``, ``successes``."""
+
+    samples = [
+        compute_metrics(
+            {"task_id": p["task_id"], "success": bool(p["successes"][j]), "difficulty": p["difficulty"]}
+            for p in per_task
+        )
+        for j in range(k)
+    ]
+    avg = {
+        block: {
+            key: (
+                round(sum(s[block][key] for s in samples) / k, 2)
+                if "completion" in key
+                else samples[0][block][key]
+            )
+            for key in samples[0][block]
+        }
+        for block in samples[0]
+        if samples[0][block]["num_tasks"]
+    }  # no empty difficulty blocks
+    best = compute_metrics(
+        {"task_id": p["task_id"], "success": bool(max(p["successes"])), "difficulty": p["difficulty"]}
+        for p in per_task
+    )
+    best = {block: v for block, v in best.items() if v["num_tasks"]}
+    return {"appworld": {
+        "avg": avg,
+        "best": best,
+        "tgc": avg["overall"]["task_goal_completion"],
+        "sgc": avg["overall"]["scenario_goal_completion"],
+    }}

@@ -14,6 +14,7 @@ introspection attributes (``gi_frame``, ``f_globals``, ...) and the escape hatch
 from __future__ import annotations
 
 import ast
+import warnings
 
 __all__ = ["check_code", "UnsafeCodeError", "ALLOWED_MODULES", "FORBIDDEN_NAMES"]
 
@@ -89,7 +90,9 @@ def check_code(code: str) -> ast.Module:
         ...
         evolver_gym.appworld.safety.UnsafeCodeError: import of module 'os' is not allowed; allowed: ...
     """
-    tree = ast.parse(code, filename="<python-input>", mode="exec")
+    with warnings.catch_warnings():  # e.g. SyntaxWarning on "1if": the host's stderr is not the cell's
+        warnings.simplefilter("ignore")
+        tree = ast.parse(code, filename="<python-input>", mode="exec")
     allowed = ", ".join(sorted(ALLOWED_MODULES))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

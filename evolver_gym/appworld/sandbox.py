@@ -1,26 +1,35 @@
-"""Host side of the code sandbox: one worker process per environment, limits, restarts, replay.
+"""Host side of the code sandbox: a fresh confined interpreter per episode, limits, honest faults.
 
-* ``Sandbox`` - runs code cells in a worker process (``_worker.py``) with CPU-time, wall-time,
-  memory, output and API-call limits; API calls come back to the host through a pipe.
-* ``CellResult`` - the observation string of one cell and the kind of contained fault, if any.
-* ``SandboxConfig`` - the limits.
+* ``Sandbox`` - runs code cells in a worker process forked from a clean zygote (``_worker.py``);
+  API calls come back to the host over a socket and are answered by ``handler``.
+* ``CellResult`` - the observation string of one cell, the kind of fault, whether the interpreter restarted.
+* ``SandboxConfig`` - the limits and the OS layers.
+* ``LAYERS`` - the OS layers, in the order the worker applies them (see ``docs/security.md``).
 
-The worker never holds world state: every API call is answered by the host (``handler``), so
-the databases stay in the host and a step can be rolled back there. When a cell hits a limit,
-kills its worker, or the worker dies, the host kills and restarts the worker and replays the
-cells that succeeded before (answering their API calls from the recorded transcript, so
-replay does not touch the world), which restores the namespace to its state before the step.
-Messages are JSON, never pickle: the host never deserialises objects the worker made.
+The worker never holds anything secret or authoritative: tasks, reference solutions, tests, the
+databases and the evaluation stay in the host. Every worker message is untrusted: it is size-capped,
+parsed as JSON (never pickle), must carry the id of the running cell (anything else is ignored), and
+its text is capped again and escaped by the environment.
+
+Fault semantics: a timeout or any other death of the worker kills it (the whole process tree: the
+worker cannot create processes) and is reported once; the cell is never re-run and earlier cells are
+never replayed, so no API call runs twice. The next cell runs in a fresh interpreter, and its
+observation starts with :data:`RESTART_NOTICE`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import select
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -29,44 +38,64 @@ from typing import Any
 
 from .safety import UnsafeCodeError, check_code
 
-__all__ = ["Sandbox", "SandboxConfig", "CellResult"]
+__all__ = ["Sandbox", "SandboxConfig", "CellResult", "LAYERS", "RESTART_NOTICE"]
 
 _WORKER = Path(__file__).with_name("_worker.py")
-_MAX_MESSAGE = 8 * 2**20
+_MIN_FRAME = 2 * 2**20  # bytes of one worker message at least; a longer one than the cap kills the worker
+LAYERS = ("netns", "rlimits", "uid", "landlock", "seccomp")
+RESTART_NOTICE = (
+    "[The Python interpreter was restarted: variables, functions and imports from earlier steps are gone; "
+    "the world keeps the changes of the steps that completed.]"
+)
 Handler = Callable[[str, str, dict[str, Any]], tuple[int, Any]]
+_warned: set[tuple[str, ...]] = set()
 
 
 @dataclass
 class SandboxConfig:
-    """Limits of one sandbox."""
+    """Limits and OS layers of one sandbox."""
 
-    wall_s: float = field(default=10.0, metadata={"help": "Wall-clock seconds per cell."})
+    wall_s: float = field(default=10.0, metadata={"help": "Wall-clock seconds per cell; past it the worker is killed."})
     cpu_s: float = field(default=10.0, metadata={"help": "CPU seconds per cell."})
-    memory_mb: int = field(
-        default=256, metadata={"help": "Extra address space the worker may allocate, in MB."}
-    )
+    memory_mb: int = field(default=256, metadata={"help": "Extra address space the worker may allocate, in MB."})
     max_output: int = field(default=20000, metadata={"help": "Characters of printed output kept per cell."})
     max_calls: int = field(default=1000, metadata={"help": "API calls allowed per cell."})
+    max_request_bytes: int = field(default=100_000, metadata={"help": "Bytes of one API call's JSON arguments."})
     grace_s: float = field(
-        default=2.0, metadata={"help": "Seconds past wall_s before the host kills the worker."}
+        default=1.0,
+        metadata={"help": "Seconds past wall_s the host waits for the worker's own report before killing it."},
+    )
+    episode_cpu_s: int = field(default=600, metadata={"help": "CPU seconds one worker may use in all (RLIMIT_CPU)."})
+    uid: int = field(default=64999, metadata={"help": "Unprivileged uid/gid the worker drops to when started as root."})
+    disable: tuple[str, ...] = field(
+        default=(), metadata={"help": f"OS layers to leave off (diagnosis only; see docs/security.md): {LAYERS}."}
     )
 
     def __post_init__(self) -> None:
         for name in ("wall_s", "cpu_s", "grace_s"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"SandboxConfig.{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("memory_mb", "max_output", "max_calls"):
+        for name in ("memory_mb", "max_output", "max_calls", "max_request_bytes", "episode_cpu_s", "uid"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"SandboxConfig.{name} must be a positive int, got {getattr(self, name)!r}")
+        self.disable = tuple(self.disable)
+        unknown = [x for x in self.disable if x not in LAYERS]
+        if unknown:
+            raise ValueError(f"SandboxConfig.disable has unknown layers {unknown}; layers: {LAYERS}")
 
 
 @dataclass
 class CellResult:
-    """Outcome of one cell: the observation and ``fault`` (None, or why the world was rolled back)."""
+    """Outcome of one cell: the observation, ``fault`` (None or its kind) and ``restarted``.
+
+    ``restarted`` is true when this cell ran in a fresh interpreter because the previous one died
+    (or when this cell's fault killed it).
+    """
 
     output: str
     fault: str | None = None
-    calls: list[tuple[str, str, dict[str, Any], int, Any]] = field(default_factory=list)
+    calls: list[tuple[str, str, Any, int, Any]] = field(default_factory=list)
+    restarted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -77,8 +106,42 @@ class _WorkerGone(Exception):
     pass
 
 
+class _Worker:
+    """One forked worker: its pid, a pidfd to kill it by, and its socket."""
+
+    def __init__(self, pid: int, conn: Connection):
+        self.pid = pid
+        self.conn = conn
+        # a pidfd names this process even after its pid is reused (Linux >= 5.3); plain pids elsewhere
+        self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        self.layers: dict[str, str] = {}
+
+    def alive(self) -> bool:
+        if self.pidfd is not None:
+            return not select.select([self.pidfd], [], [], 0)[0]
+        try:
+            os.kill(self.pid, 0)
+        except OSError:
+            return False
+        return True
+
+    def kill(self, wait: bool = True) -> None:
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.pidfd is not None:
+            if wait:
+                select.select([self.pidfd], [], [], 5.0)  # readable once the process has exited
+            os.close(self.pidfd)
+        self.conn.close()
+
+
 class Sandbox:
-    """A worker process that runs code cells against host-side APIs.
+    """Confined worker processes that run code cells against host-side APIs.
 
     Example:
         >>> sb = Sandbox()
@@ -86,120 +149,215 @@ class Sandbox:
         '42\\n'
         >>> sb.execute("import os", lambda *a: (200, {})).output.splitlines()[1]
         "UnsafeCodeError: import of module 'os' is not allowed; allowed: bisect, calendar, ..."
+        >>> sorted(sb.profile()["layers"])
+        ['landlock', 'netns', 'rlimits', 'seccomp', 'uid']
         >>> sb.close()
     """
 
     def __init__(self, config: SandboxConfig | None = None):
         self.config = config or SandboxConfig()
-        self._proc: subprocess.Popen | None = None
-        self._rconn: Connection | None = None
-        self._wconn: Connection | None = None
-        self._history: list[tuple[str, list[tuple[int, Any]]]] = []
+        self._zygote: subprocess.Popen | None = None
+        self._ctrl: socket.socket | None = None
+        self._hash_seed: int | None = None
+        self._worker: _Worker | None = None
+        self._spare: _Worker | None = None
         self._seed = 100
+        self._notice = False
         self._tmp = tempfile.mkdtemp(prefix="evolver-appworld-")
+        self.layers: dict[str, str] = {}
         self.restarts = 0
+        self.ignored_messages = 0
+        # a done message holds two capped texts (output, traceback), JSON-escaped at up to 12 bytes a character
+        self._max_frame = max(_MIN_FRAME, 32 * self.config.max_output + 2 * self.config.max_request_bytes)
 
-    # -- process management ----------------------------------------------------------------------
+    # -- processes ---------------------------------------------------------------------------------
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        """Pid of the current worker (None before the first cell of an episode)."""
+        return self._worker.pid if self._worker is not None else None
 
-    def _start(self) -> None:
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        self._proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-I",
-                "-B",
-                str(_WORKER),
-                str(to_child_r),
-                str(from_child_w),
-                str(self.config.memory_mb),
-            ],
-            pass_fds=(to_child_r, from_child_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=self._tmp,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            close_fds=True,
-            start_new_session=True,
-        )
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._wconn = Connection(to_child_w, readable=False)
-        self._rconn = Connection(from_child_r, writable=False)
-        if self._recv(timeout=30.0).get("op") != "ready":
+    @property
+    def zygote_pid(self) -> int | None:
+        return self._zygote.pid if self._zygote is not None else None
+
+    def _start_zygote(self, hash_seed: int) -> None:
+        self._stop_zygote()
+        # message boundaries on Linux; elsewhere a stream (one small request, one small reply at a time)
+        kind = socket.SOCK_SEQPACKET if sys.platform.startswith("linux") else socket.SOCK_STREAM
+        host, child = socket.socketpair(socket.AF_UNIX, kind)
+        cfg = {
+            "memory_mb": self.config.memory_mb,
+            "episode_cpu_s": self.config.episode_cpu_s,
+            "uid": self.config.uid,
+            "disable": list(self.config.disable),
+            "seccomp_path": _seccomp_path(),
+        }
+        try:
+            self._zygote = subprocess.Popen(
+                [sys.executable, "-S", "-s", "-B", "-P", str(_WORKER), str(child.fileno()), json.dumps(cfg)],
+                pass_fds=(child.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self._tmp,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": str(hash_seed)},
+                close_fds=True,
+                start_new_session=True,
+            )
+        finally:
+            child.close()
+        self._ctrl = host
+        host.settimeout(60.0)
+        try:
+            ready = json.loads(host.recv(4096).decode() or "{}")
+        except (OSError, ValueError) as e:
+            self._stop_zygote()
+            raise RuntimeError(f"the sandbox zygote did not start: {e}") from e
+        if ready.get("op") != "ready":
+            self._stop_zygote()
+            raise RuntimeError("the sandbox zygote did not start")
+        self._hash_seed = hash_seed
+
+    def _stop_zygote(self) -> None:
+        for w in (self._worker, self._spare):
+            if w is not None:
+                w.kill()
+        self._worker = self._spare = None
+        self._kill_strays(keep=())
+        if self._ctrl is not None:
+            self._ctrl.close()
+            self._ctrl = None
+        if self._zygote is not None:
+            self._zygote.kill()
+            self._zygote.wait()
+            self._zygote = None
+
+    def _fork(self) -> _Worker:
+        """Ask the zygote for a fresh worker (its first message, ``ready``, is read by ``_ready``)."""
+        if self._zygote is None or self._zygote.poll() is not None or self._hash_seed != self._seed:
+            self._start_zygote(self._seed)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self._ctrl, [json.dumps({"op": "spawn", "seed": self._seed}).encode()], [theirs.fileno()])
+            reply = json.loads(self._ctrl.recv(4096).decode())
+        finally:
+            theirs.close()
+        return _Worker(int(reply["pid"]), Connection(ours.detach()))
+
+    def _ready(self, worker: _Worker) -> _Worker:
+        msg = self._recv(worker, timeout=30.0, cell=None)
+        if msg.get("op") != "ready" or not isinstance(msg.get("layers"), dict):
+            worker.kill()
             raise RuntimeError("the sandbox worker did not start")
+        worker.layers = {str(k): str(v) for k, v in msg["layers"].items()}
+        if worker.layers != self.layers:
+            self.layers = dict(worker.layers)
+            missing = tuple(sorted(k for k, v in self.layers.items() if v != "on"))
+            if missing and missing not in _warned:
+                _warned.add(missing)
+                warnings.warn(
+                    "AppWorld sandbox runs without OS layers "
+                    + "; ".join(f"{k} ({self.layers[k]})" for k in missing)
+                    + " - see docs/security.md for what is then at risk",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+        return worker
 
-    def _kill(self) -> None:
-        if self._proc is not None:
-            try:
-                self._proc.kill()
-            except ProcessLookupError:
-                pass
-            self._proc.wait()
-            self._proc = None
-        for conn in (self._rconn, self._wconn):
-            if conn is not None:
-                conn.close()
-        self._rconn = self._wconn = None
+    def _new_worker(self) -> _Worker:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.alive():
+            worker = self._ready(spare)
+        else:
+            if spare is not None:
+                spare.kill()
+            worker = self._ready(self._fork())
+        self._spare = self._fork()  # forked now, read when the next episode starts
+        return worker
 
-    def _ensure(self) -> None:
-        if self._proc is None or self._proc.poll() is not None:
-            self._kill()
-            self._start()
-            self._send({"op": "reset", "seed": self._seed})
-            self._recv(timeout=10.0)
+    def _drop_worker(self) -> None:
+        if self._worker is not None:
+            # SIGKILL cannot be caught and the worker cannot create processes, so it is gone without waiting
+            # (the zygote reaps it); a worker that could fork is waited for, then its strays are killed
+            self._worker.kill(wait=self.layers.get("seccomp") != "on" or self.layers.get("uid") != "on")
+            self._worker = None
+            self._kill_strays(keep=(self._spare.pid,) if self._spare is not None else ())
+
+    def _kill_strays(self, keep: tuple[int, ...]) -> None:
+        """Kill every process under the zygote but ``keep``: what a worker forked, when it could.
+
+        With seccomp and the uid layer on, a worker cannot create processes and there is nothing to do.
+        Orphans of a dead worker are re-parented to the zygote (a child subreaper), so they are found here.
+        """
+        if self._zygote is None or (self.layers.get("seccomp") == "on" and self.layers.get("uid") == "on"):
+            return
+        for _ in range(10):
+            strays = [p for p in _descendants(self._zygote.pid, skip=set(keep))]
+            if not strays:
+                return
+            for p in strays:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
 
     def close(self) -> None:
-        self._kill()
+        """Kill the worker, the spare and the zygote; no process of this sandbox survives."""
+        self._stop_zygote()
         try:
             os.rmdir(self._tmp)
         except OSError:
             pass
 
-    def __del__(self) -> None:  # best effort: do not leave workers behind
+    def __del__(self) -> None:  # best effort: do not leave processes behind
         try:
-            self._kill()
+            self._stop_zygote()
         except Exception:
             pass
 
+    def profile(self) -> dict[str, Any]:
+        """The OS layers of the current worker: ``{"layers": {name: "on" | "off: reason"}, "active": [...]}``."""
+        if not self.layers:
+            self._worker = self._worker or self._new_worker()
+        return {"layers": dict(self.layers), "active": [k for k in LAYERS if self.layers.get(k) == "on"]}
+
     # -- messages --------------------------------------------------------------------------------
-    def _send(self, msg: dict[str, Any]) -> None:
+    def _send(self, worker: _Worker, msg: dict[str, Any]) -> None:
         try:
-            self._wconn.send_bytes(json.dumps(msg).encode())
-        except (OSError, AttributeError) as e:
+            worker.conn.send_bytes(json.dumps(msg).encode())
+        except OSError as e:
             raise _WorkerGone(str(e)) from e
 
-    def _recv(self, timeout: float) -> dict[str, Any]:
-        try:
-            if not self._rconn.poll(max(timeout, 0.0)):
-                raise TimeoutError
-            data = self._rconn.recv_bytes(_MAX_MESSAGE)
-        except (EOFError, OSError, AttributeError) as e:
-            raise _WorkerGone(str(e)) from e
-        try:
-            msg = json.loads(data.decode())
-        except (UnicodeDecodeError, ValueError) as e:
-            raise _WorkerGone(f"unreadable message from worker: {e}") from e
-        if not isinstance(msg, dict):
-            raise _WorkerGone("malformed message from worker")
-        return msg
+    def _recv(self, worker: _Worker, timeout: float, cell: str | None) -> dict[str, Any]:
+        """The next message of ``cell`` (None: of no cell); everything else is counted and ignored."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if not worker.conn.poll(max(deadline - time.monotonic(), 0.0)):
+                    raise TimeoutError
+                data = worker.conn.recv_bytes(self._max_frame)
+            except (EOFError, OSError) as e:  # TimeoutError is not an OSError here: it is raised above
+                if isinstance(e, TimeoutError):
+                    raise
+                raise _WorkerGone(str(e)) from e
+            try:
+                msg = json.loads(data)
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                msg = None
+            if isinstance(msg, dict) and msg.get("cell") == cell and isinstance(msg.get("op"), str):
+                return msg
+            self.ignored_messages += 1
 
     # -- running cells ---------------------------------------------------------------------------
     def reset(self, seed: int = 100) -> None:
-        """Clear the namespace (fresh ``apis``) and reseed ``random`` inside the worker."""
+        """Start the episode in a fresh interpreter: ``random`` seeded and the hash seed set from ``seed``."""
         self._seed = int(seed)
-        self._history = []
-        try:
-            self._ensure()
-            self._send({"op": "reset", "seed": self._seed})
-            self._recv(timeout=10.0)
-        except (_WorkerGone, TimeoutError):
-            self._kill()
-            self._ensure()
+        self._notice = False
+        self._drop_worker()
+        if self._hash_seed is not None and self._hash_seed != self._seed:
+            self._stop_zygote()
+        self._worker = self._new_worker()
 
     def execute(self, code: str, handler: Handler) -> CellResult:
         """Run one cell; ``handler(app, api, kwargs) -> (status, body)`` answers its API calls."""
@@ -209,85 +367,118 @@ class Sandbox:
             check_code(code)
         except SyntaxError as e:
             line = (e.text or "").rstrip("\n")
-            return CellResult(
-                f"Execution failed. Traceback:\nSyntax error in line:\n{line}\nMessage: {e.msg}"
-            )
+            return CellResult(f"Execution failed. Traceback:\nSyntax error in line:\n{line}\nMessage: {e.msg}")
         except UnsafeCodeError as e:
             return CellResult(f"Execution failed. Traceback:\nUnsafeCodeError: {e}", fault="unsafe")
         except (ValueError, RecursionError, MemoryError) as e:  # null bytes, absurd nesting
-            return CellResult(
-                f"Execution failed. Traceback:\nSyntax error in line:\n\nMessage: {e}", fault="unsafe"
-            )
-        if self._proc is None or self._proc.poll() is not None:
-            self._restart_and_replay()  # the worker died between steps: rebuild its namespace first
-        result = self._run(code, handler, replay=None)
-        if result.fault == "crash" and not result.calls:
-            # the worker may have died just before this cell (killed from outside): rebuild, run once more
-            self._restart_and_replay()
-            result = self._run(code, handler, replay=None)
-        if result.ok:
-            self._history.append((code, [(c[3], c[4]) for c in result.calls]))
-        else:
-            self._restart_and_replay()
-        return result
+            return CellResult(f"Execution failed. Traceback:\nSyntax error in line:\n\nMessage: {e}", fault="unsafe")
+        return self._run(code, handler, raw=False)
 
-    def _run(self, code: str, handler: Handler | None, replay: list[tuple[int, Any]] | None) -> CellResult:
+    def _execute_unguarded(self, code: str, handler: Handler | None = None) -> CellResult:
+        """Run ``code`` with the real builtins and no static check: a cell that escaped the language layer.
+
+        For tests of the OS layers only; the environment never calls it.
+        """
+        return self._run(code, handler or (lambda *a: (404, {"message": "no API"})), raw=True)
+
+    def _run(self, code: str, handler: Handler, raw: bool) -> CellResult:
         cfg = self.config
-        result = CellResult("")
+        restarted = self._notice
+        if self._worker is not None and not self._worker.alive():
+            self._drop_worker()  # died between steps (killed from outside, or its CPU budget ran out)
+            restarted = True
+        if self._worker is None:
+            self._worker = self._new_worker()
+        self._notice = False
+        worker, cell = self._worker, secrets.token_hex(8)
+        result = CellResult("", restarted=restarted)
+        start = time.monotonic()
         try:
-            self._ensure()
             self._send(
+                worker,
                 {
                     "op": "exec",
+                    "cell": cell,
                     "code": code,
+                    "raw": raw,
                     "wall_s": cfg.wall_s,
                     "cpu_s": cfg.cpu_s,
                     "max_output": cfg.max_output,
                     "max_calls": cfg.max_calls,
-                }
+                    "max_request_bytes": cfg.max_request_bytes,
+                },
             )
-            deadline = time.monotonic() + cfg.wall_s + cfg.grace_s
             while True:
-                msg = self._recv(timeout=deadline - time.monotonic())
-                if msg.get("op") == "done":
-                    result.output = str(msg.get("output", ""))
+                msg = self._recv(worker, start + cfg.wall_s + cfg.grace_s - time.monotonic(), cell)
+                if msg["op"] == "done":
+                    output = msg.get("output")
+                    result.output = output if isinstance(output, str) else ""
                     fault = msg.get("fault")
-                    result.fault = fault if fault in ("timeout", "memory", "recursion", "limit") else None
-                    return result
-                if msg.get("op") != "call":
-                    raise _WorkerGone(f"unexpected message {msg.get('op')!r}")
-                app, api, kwargs = str(msg.get("app")), str(msg.get("api")), msg.get("kwargs")
-                if replay is not None:
-                    status, body = (
-                        replay.pop(0) if replay else (500, {"message": "replay transcript exhausted"})
-                    )
+                    if fault == "timeout":
+                        raise TimeoutError
+                    result.fault = fault if fault in ("memory", "recursion", "limit") else None
+                    break
+                if msg["op"] != "call":
+                    self.ignored_messages += 1
+                    continue
+                app, api, kwargs = msg.get("app"), msg.get("api"), msg.get("kwargs")
+                if not (isinstance(app, str) and isinstance(api, str) and isinstance(kwargs, dict)):
+                    status, body = 422, {"message": "An API call needs an app name, an API name and keyword arguments."}
                 else:
-                    status, body = handler(app, api, kwargs if isinstance(kwargs, dict) else {})
+                    status, body = handler(app, api, kwargs)
                 result.calls.append((app, api, kwargs, status, body))
-                self._send({"status": status, "body": body})
+                self._send(worker, {"cell": cell, "status": status, "body": body})
         except TimeoutError:
-            self._kill()
-            return CellResult(
-                f"Execution failed. Traceback:\nExecution timed out after {cfg.wall_s:g} seconds.",
-                fault="timeout",
-                calls=result.calls,
-            )
+            partial = result.output
+            self._fault_restart()
+            text = f"Execution failed. Traceback:\nExecution timed out after {cfg.wall_s:g} seconds.\n{RESTART_NOTICE}"
+            result.output = (partial + "\n" if partial else "") + text
+            result.fault, result.restarted = "timeout", True
         except _WorkerGone:
-            self._kill()
-            return CellResult(
-                "Execution failed. Traceback:\nThe sandbox process ended unexpectedly (it may have "
-                "exceeded a resource limit); the world was restored to its state before this step.",
-                fault="crash",
-                calls=result.calls,
+            self._fault_restart()
+            result.output = (
+                "Execution failed. Traceback:\nThe Python process ended unexpectedly (it may have exceeded a "
+                f"resource limit or broken the sandbox protocol).\n{RESTART_NOTICE}"
             )
+            result.fault, result.restarted = "crash", True
+        if result.restarted and result.fault not in ("timeout", "crash"):
+            result.output = f"{RESTART_NOTICE}\n{result.output}"
+        return result
 
-    def _restart_and_replay(self) -> None:
-        """Fresh worker whose namespace is rebuilt from the cells that succeeded before."""
-        self._kill()
+    def _fault_restart(self) -> None:
+        """Kill the worker after a fault; the next cell gets a fresh one (never a replay)."""
+        self._drop_worker()
         self.restarts += 1
-        self._ensure()
-        for i, (code, transcript) in enumerate(self._history):
-            res = self._run(code, None, replay=list(transcript))
-            if not res.ok:  # cannot rebuild past this cell; keep what was rebuilt
-                self._history = self._history[:i]
-                break
+
+
+def _descendants(root: int, skip: set[int]) -> list[int]:
+    """Live descendants of ``root`` (from ``/proc``), leaving out the subtrees of ``skip``."""
+    children: dict[int, list[int]] = {}
+    if not os.path.isdir("/proc"):
+        return []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in skip:
+                out.append(child)
+                stack.append(child)
+    return out
+
+
+def _seccomp_path() -> str | None:
+    """Directory holding the ``pyseccomp`` module, for the worker that runs without site-packages."""
+    try:
+        import pyseccomp
+    except Exception:  # not installed, or libseccomp missing
+        return None
+    return str(Path(pyseccomp.__file__).parent)

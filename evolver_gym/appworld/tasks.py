@@ -3,7 +3,9 @@
 * ``Draft`` - a scratch copy of the world a template queries and adds setup rows to.
 * ``TaskSpec`` - what a template returns: instruction, answer, tests, reference code, difficulty.
 * ``scenario`` - decorator registering a template; ``TEMPLATES`` holds them.
-* ``SPLITS`` - which templates (and variants) make each split's scenarios.
+* ``SPLITS`` - which templates (and variants) make each split's scenarios (the ``goal`` scheme).
+* ``split_table`` - the same for a split scheme: ``goal`` (``SPLITS``: dev and test_normal use the
+  train templates with other parameters) or ``scenario`` (whole templates held out of train).
 * ``build_tasks`` - every task of a split for a world seed, as ``evolver_gym.core.Task`` records.
 * ``start_state`` - the start databases of a task: base world plus the task's setup.
 * ``PREAMBLE`` - the login/paging helper cell every reference solution begins with.
@@ -37,6 +39,8 @@ __all__ = [
     "scenario",
     "TEMPLATES",
     "SPLITS",
+    "SPLIT_SCHEMES",
+    "split_table",
     "build_tasks",
     "start_state",
     "world_bundle",
@@ -189,6 +193,40 @@ SPLITS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+SPLIT_SCHEMES = ("goal", "scenario")
+_HELD_OUT = 4  # templates held out for dev, and as many for test_normal, in the scenario scheme
+
+
+def split_table(scheme: str = "goal", seed: int = 0) -> dict[str, list[tuple[str, str]]]:
+    """Which ``(template, variant)`` pairs make each split's scenarios under ``scheme``.
+
+    ``goal``: :data:`SPLITS`, every dev and test_normal template is also a train template (with other
+    parameters). ``scenario``: the 16 seen templates are shuffled with ``seed``; 4 make dev (2
+    variants), 4 others test_normal (4 variants) and the other 8 train (2 variants), so no dev or
+    test template is trained on; test_challenge (the held-out mail app) is the same in both.
+
+    Example:
+        >>> table = split_table("scenario", seed=0)
+        >>> {s: len(v) for s, v in table.items()}
+        {'train': 16, 'dev': 8, 'test_normal': 16, 'test_challenge': 8}
+        >>> {t for t, _ in table["train"]} & {t for s in ("dev", "test_normal") for t, _ in table[s]}
+        set()
+    """
+    if scheme not in SPLIT_SCHEMES:
+        raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {scheme!r}")
+    if scheme == "goal":
+        return SPLITS
+    seen = sorted(_SEEN)
+    make_random(seed, "appworld-split", scheme).shuffle(seen)
+    dev, test, train = seen[:_HELD_OUT], seen[_HELD_OUT : 2 * _HELD_OUT], seen[2 * _HELD_OUT :]
+    return {
+        "train": [(t, v) for v in "ab" for t in train],
+        "dev": [(t, v) for v in "ab" for t in dev],
+        "test_normal": [(t, v) for v in "abcd" for t in test],
+        "test_challenge": SPLITS["test_challenge"],
+    }
+
+
 @lru_cache(maxsize=4)
 def world_bundle(seed: int) -> tuple[World, AppDatabases]:
     """The world of ``seed`` and its base databases (cached per process; treat as read-only)."""
@@ -241,14 +279,17 @@ def _finish(spec: TaskSpec, draft: Draft, tmpl: Template) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=16)
-def _split_tasks(split: str, seed: int) -> tuple[Task, ...]:
+@lru_cache(maxsize=32)
+def _split_tasks(split: str, seed: int, scheme: str = "goal") -> tuple[Task, ...]:
     _ensure_templates()
-    if split not in SPLITS:
-        raise ValueError(f"unknown AppWorld split {split!r}; splits: {sorted(SPLITS)}")
+    table = split_table(scheme, seed)
+    if split not in table:
+        raise ValueError(f"unknown AppWorld split {split!r}; splits: {sorted(table)}")
     world, base = world_bundle(seed)
     out = []
-    for name, variant in SPLITS[split]:
+    # A task is made from (seed, split, template, variant) alone, id included: the same id is the same
+    # task in every scheme.
+    for name, variant in table[split]:
         tmpl = TEMPLATES[name]
         sid = hashlib.blake2b(f"{seed}/{split}/{name}/{variant}".encode(), digest_size=4).hexdigest()[:7]
         seen: set[str] = set()
@@ -298,6 +339,7 @@ def retry(reason: str) -> None:
     raise _Retry(reason)
 
 
-def build_tasks(split: str, seed: int = 0) -> list[Task]:
-    """All tasks of ``split`` in the world of ``seed`` (deterministic; cached per process)."""
-    return list(_split_tasks(split, int(seed)))
+def build_tasks(split: str, seed: int = 0, scheme: str = "goal") -> list[Task]:
+    """All tasks of ``split`` under split scheme ``scheme`` in the world of ``seed`` (deterministic;
+    cached per process)."""
+    return list(_split_tasks(split, int(seed), scheme))

@@ -58,6 +58,8 @@ def parse_tool_call(action: str) -> tuple[str, str, dict[str, Any]]:
         raise ValueError(
             f'the action is not JSON ({e}); send {{"name": "app__api", "arguments": {{...}}}}'
         ) from e
+    except RecursionError:
+        raise ValueError("the action's JSON is nested too deeply") from None
     if isinstance(data, list):
         if len(data) != 1:
             raise ValueError(f"send exactly one tool call per action, got {len(data)}")
@@ -71,13 +73,15 @@ def parse_tool_call(action: str) -> tuple[str, str, dict[str, Any]]:
         try:
             args = json.loads(args) if args.strip() else {}
         except ValueError as e:
-            raise ValueError(f"arguments of {name!r} are not valid JSON: {e}") from e
+            raise ValueError(f"arguments of {name!r:.100} are not valid JSON: {e}") from e
+        except RecursionError:
+            raise ValueError(f"arguments of {name!r:.100} are nested too deeply") from None
     if not isinstance(name, str) or not name:
         raise ValueError(f"the tool call has no 'name': {action[:200]!r}")
     if not isinstance(args, dict):
         raise ValueError(f"'arguments' must be an object, got {type(args).__name__}")
     sep = "__" if "__" in name else "."
     if sep not in name:
-        raise ValueError(f"tool name {name!r} must look like 'app__api'")
+        raise ValueError(f"tool name {name!r:.100} must look like 'app__api'")
     app, api = name.split(sep, 1)
     return app, api, args

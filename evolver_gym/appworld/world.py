@@ -242,7 +242,7 @@ def generate_world(seed: int = 0, num_people: int = 60) -> World:
         messages.append((when(), p["id"], q["id"], rnd.choice(_MSG_TEMPLATES).format(w=rnd.choice(_WORDS))))
     for t, s, r, text in sorted(messages):
         b.add("phone", "text_messages", sender_id=s, receiver_id=r, message=text, sent_at=_ts(t))
-    for i in range(9):
+    for _ in range(9):
         b.add(
             "phone",
             "alarms",

@@ -3,7 +3,8 @@
 * ``load_products`` - ``engine.load_products`` semantics: ASIN filtering, derived fields
   (``Title``, ``Description``, ``BulletPoints``, ``pricing``/``Price``, ``options``, ``Attributes``,
   ``instructions``), option values lower-cased with ``/`` turned into `` | ``.
-* ``Catalog`` - products by ASIN, their sampled prices, goals and splits, and the text vocabulary.
+* ``Catalog`` - products by ASIN, their sampled prices, goals, splits (per split scheme) and the text
+  vocabulary.
 * ``load_catalog`` - a ``Catalog`` from ``RawData`` or from a directory of the real files.
 
 Prices of ranged products are drawn once, as upstream does, but from ``(seed, asin)`` instead of
@@ -20,7 +21,7 @@ from typing import Any
 
 from ..core.seeding import make_random
 from .generator import FILE_NAMES, RawData
-from .goals import human_goals, split_goals, synthetic_goals
+from .goals import SPLIT_SCHEMES, human_goals, split_goals, synthetic_goals
 
 __all__ = ["Catalog", "load_catalog", "load_products", "read_raw", "tokenize", "UI_TEXT"]
 
@@ -158,6 +159,7 @@ class Catalog:
                 self.products, self.prices, seed=self.seed, drop_unreachable=generated
             )
         self.splits = split_goals(self.goals)
+        self._splits_by_scheme = {"goal": self.splits}
 
     def _sample_price(self, product: dict[str, Any]) -> float:
         pricing = product["pricing"]
@@ -170,11 +172,21 @@ class Catalog:
     def __len__(self) -> int:
         return len(self.products)
 
-    def split(self, name: str) -> list[dict[str, Any]]:
-        """The goals of split ``name`` (``train``, ``dev``, ``test``)."""
-        if name not in self.splits:
-            raise ValueError(f"unknown WebShop split {name!r}; expected one of {sorted(self.splits)}")
-        return self.splits[name]
+    def split(self, name: str, scheme: str = "goal") -> list[dict[str, Any]]:
+        """The goals of split ``name`` (``train``, ``dev``, ``test``) under split scheme ``scheme``."""
+        splits = self.splits_for(scheme)
+        if name not in splits:
+            raise ValueError(f"unknown WebShop split {name!r}; expected one of {sorted(splits)}")
+        return splits[name]
+
+    def splits_for(self, scheme: str) -> dict[str, list[dict[str, Any]]]:
+        """test / dev / train goals under ``scheme`` (``goal``, ``product``, ``category``; see ``split_goals``),
+        held-out units drawn from the catalog seed; computed once per scheme."""
+        if scheme not in SPLIT_SCHEMES:
+            raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {scheme!r}")
+        if scheme not in self._splits_by_scheme:
+            self._splits_by_scheme[scheme] = split_goals(self.goals, scheme, seed=self.seed)
+        return self._splits_by_scheme[scheme]
 
     def vocabulary(self) -> list[str]:
         """Every token (see ``tokenize``) of titles, texts, options, prices, instructions, ASINs and

@@ -7,15 +7,18 @@ Many envs in one process share one catalog and search index (see ``world.get_wor
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import gymnasium as gym
 
 from ..core import Task, Trajectory, UnicodeText, make_random
-from .goals import price_upper
-from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, render
+from .goals import SPLIT_SCHEMES, price_upper, split_unit
+from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, option_name_of_click, render
 from .policies import oracle_actions
+from .recipes import experience_recipe, flawed_plan
+from .shaping import observation_shaper
 from .world import World, get_world
 
 __all__ = ["WebShopEnv", "ENV_ID"]
@@ -24,6 +27,13 @@ ENV_ID = "evolver/WebShop-v0"
 _ACTION = re.compile(r"\s*([^\[\]]+?)\s*\[(.*)\]\s*", re.S)
 _GOAL_KEYS = ("asin", "query", "name", "product_category", "attributes", "price_upper", "goal_options")
 _REFERENCE_LIMIT = 20_000  # above this many products, references are computed on demand by ``oracle``
+_TASK_ID = re.compile(r"webshop/(?:(product|type|category)-)?(train|dev|test)/(\d+)")
+_CLICK = re.compile(r"\s*click\s*\[(.*)\]\s*", re.S | re.I)
+
+
+def _task_id(scheme: str, split: str, index: int) -> str:
+    # The old ids stay as they were; other schemes name theirs, so an id means one goal.
+    return f"webshop/{split}/{index}" if scheme == "goal" else f"webshop/{scheme}-{split}/{index}"
 
 
 def _clip(value: Any, n: int = 120) -> str:
@@ -48,6 +58,12 @@ class WebShopEnv(gym.Env[str, str]):
         data_dir: Folder with WebShop's real ``items_shuffle*.json``, ``items_ins_v2*.json`` and
             ``items_human_ins.json``; ``None`` generates the catalog.
         split: Default split of ``reset()`` without a task (``train``, ``dev``, ``test``).
+        split_scheme: How goals are cut into train / dev / test: ``goal`` (upstream's shuffle of
+            goals; dev goals mostly share their product with train goals), ``product`` (whole
+            products held out: no dev or test product is in any train goal), ``type`` (whole product
+            types held out) or ``category`` (whole categories held out). Held-out units are drawn
+            from ``seed``. Task ids of the new schemes name them (``webshop/product-dev/3``). See
+            docs/splits.md.
         index_dir: Folder to keep the search index in between processes (optional).
         noun_tagger: ``auto``, ``lexicon``, ``spacy`` or ``fallback`` (nouns for ``r_type``).
         invalid_action_feedback: Append the reason to the observation after an invalid action
@@ -89,6 +105,7 @@ class WebShopEnv(gym.Env[str, str]):
         goals: str = "human",
         data_dir: str | None = None,
         split: str = "train",
+        split_scheme: str = "goal",
         index_dir: str | None = None,
         noun_tagger: str = "auto",
         invalid_action_feedback: bool = True,
@@ -104,8 +121,12 @@ class WebShopEnv(gym.Env[str, str]):
             raise ValueError(f"goals must be 'human' or 'synthetic', got {goals!r}")
         if split not in {"train", "dev", "test"}:
             raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
+        if split_scheme not in SPLIT_SCHEMES:
+            raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self._world_kwargs = dict(num_products=num_products, seed=int(seed), goals=goals, data_dir=data_dir,
+                                  index_dir=index_dir, noun_tagger=noun_tagger)
         self.world: World = get_world(
             num_products=num_products,
             seed=int(seed),
@@ -115,6 +136,8 @@ class WebShopEnv(gym.Env[str, str]):
             noun_tagger=noun_tagger,
         )
         self.catalog = self.world.catalog
+        self.split_scheme = split_scheme
+        self.splits = self.catalog.splits_for(split_scheme)
         self.catalog_seed, self.max_steps, self.observation_mode = int(seed), max_steps, observation_mode
         self.default_split, self.invalid_action_feedback, self.render_mode = (
             split,
@@ -127,9 +150,10 @@ class WebShopEnv(gym.Env[str, str]):
         )
         self.action_space = UnicodeText(max_length=4096, examples=examples)
         self.observation_space = UnicodeText(max_length=1_000_000)
-        self._tasks: dict[str, list[Task | None]] = {
-            s: [None] * len(g) for s, g in self.catalog.splits.items()
-        }
+        self._tasks: dict[str, list[Task | None]] = {s: [None] * len(g) for s, g in self.splits.items()}
+        self._other_schemes: dict[str, WebShopEnv] = {}
+        self._purchases: dict[tuple[str, ...], tuple[str, dict[str, str]] | None] = {}
+        self._scratch: WebShopEnv | None = None
         self._task: Task | None = None
         self._state = PageState()
         self._steps = 0
@@ -142,7 +166,7 @@ class WebShopEnv(gym.Env[str, str]):
     def _make_task(self, split: str, index: int) -> Task:
         task = self._tasks[split][index]
         if task is None:
-            goal = self.catalog.splits[split][index]
+            goal = self.splits[split][index]
             reference: list[str] = []
             if len(self.catalog) <= _REFERENCE_LIMIT or split != "train":
                 try:
@@ -150,7 +174,7 @@ class WebShopEnv(gym.Env[str, str]):
                 except LookupError:  # never seen on generated catalogs; real data may hold such goals
                     reference = []
             task = Task(
-                task_id=f"webshop/{split}/{index}",
+                task_id=_task_id(self.split_scheme, split, index),
                 env_id=ENV_ID,
                 instruction=goal["instruction_text"],
                 split=split,
@@ -159,7 +183,11 @@ class WebShopEnv(gym.Env[str, str]):
                 goal=dict(goal),
                 reference=reference,
                 difficulty=len(goal["attributes"]) + len(goal["goal_options"]),
-                metadata={"goals": self.catalog.goal_kind, "num_products": len(self.catalog)},
+                metadata={
+                    "goals": self.catalog.goal_kind,
+                    "num_products": len(self.catalog),
+                    "split_scheme": self.split_scheme,
+                },
             )
             self._tasks[split][index] = task
         return task
@@ -184,10 +212,11 @@ class WebShopEnv(gym.Env[str, str]):
                 )
             return task
         if options.get("task_id") is not None:
-            match = re.fullmatch(r"webshop/(train|dev|test)/(\d+)", str(options["task_id"]))
-            if not match or int(match.group(2)) >= len(self._tasks[match.group(1)]):
+            match = _TASK_ID.fullmatch(str(options["task_id"]))
+            owner = self._scheme_env(match.group(1) or "goal") if match else self
+            if not match or int(match.group(3)) >= len(owner._tasks[match.group(2)]):
                 raise ValueError(f"unknown WebShop task_id {options['task_id']!r}")
-            return self._make_task(match.group(1), int(match.group(2)))
+            return owner._make_task(match.group(2), int(match.group(3)))
         split = options.get("split", self.default_split)
         if split not in self._tasks:
             raise ValueError(f"unknown WebShop split {split!r}; expected one of {sorted(self._tasks)}")
@@ -200,6 +229,14 @@ class WebShopEnv(gym.Env[str, str]):
         if not isinstance(index, int) or not 0 <= index < n:
             raise ValueError(f"index must be an int in [0, {n}) for split {split!r}, got {index!r}")
         return self._make_task(split, index)
+
+    def _scheme_env(self, scheme: str) -> WebShopEnv:
+        """An env of the same world under another split scheme (to resolve its task ids)."""
+        if scheme == self.split_scheme:
+            return self
+        if scheme not in self._other_schemes:
+            self._other_schemes[scheme] = WebShopEnv(**self._world_kwargs, split_scheme=scheme)
+        return self._other_schemes[scheme]
 
     # -- gym API -------------------------------------------------------------------------------
     def reset(
@@ -299,10 +336,9 @@ class WebShopEnv(gym.Env[str, str]):
         elif arg in SUB_PAGES:
             state.page, state.sub_page = "sub", arg
         else:  # an option value on the item page
-            for option_name, values in self.catalog.by_asin[state.asin]["options"].items():
-                if arg in values:
-                    state.options[option_name] = arg
-                    break
+            option_name = option_name_of_click(self.catalog.by_asin[state.asin]["options"], arg)
+            if option_name is not None:
+                state.options[option_name] = arg
         return None, 0.0, False
 
     def _render(self) -> str:
@@ -353,6 +389,11 @@ class WebShopEnv(gym.Env[str, str]):
         return {"success": reward == 1.0, "score": float(reward), "evaluation": dict(self._evaluation)}
 
     # -- methods for wrappers and trainers -----------------------------------------------------
+    # What the environment offers a learner (trainer, warm start, offline summarizer); see recipes.py.
+    observation_shaper = staticmethod(observation_shaper)
+    flawed_plan = staticmethod(flawed_plan)
+    experience_recipe = staticmethod(experience_recipe)
+
     def oracle(self, task: Task | dict[str, Any]) -> list[str]:
         """Actions that solve ``task`` from the search page (reward 1.0 for catalog goals)."""
         task = Task.from_dict(task if isinstance(task, Task) else dict(task))
@@ -397,7 +438,8 @@ class WebShopEnv(gym.Env[str, str]):
                 "click[buy now]": "buy the open item with the chosen options; ends the episode",
             },
             "goal_fields": list(_GOAL_KEYS),
-            "splits": {k: len(v) for k, v in self.catalog.splits.items()},
+            "splits": {k: len(v) for k, v in self.splits.items()},
+            "split_scheme": self.split_scheme,
         }
 
     def hindsight_task(self, trajectory: Trajectory) -> Task | None:
@@ -444,3 +486,81 @@ class WebShopEnv(gym.Env[str, str]):
             proposer="hindsight",
             metadata={"source": "hindsight", "purchased": purchased},
         )
+
+    # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------
+    def split_unit(self, task: Task | dict[str, Any]) -> str | None:
+        """What this env's split scheme holds out whole, for ``task``: its product's ASIN (``product``),
+        its product's category (``category``), or ``None`` (``goal``: only goals are held out)."""
+        goal = Task.from_dict(task if isinstance(task, Task) else dict(task)).goal
+        product = self.catalog.by_asin.get(goal.get("asin"))
+        return None if product is None else split_unit(product, self.split_scheme)
+
+    def target_key(self, task: Task | dict[str, Any]) -> str | None:
+        """What ``task`` asks to buy: its product and option values, however the goal spells them
+        (dataset goals hold options as a dict, hindsight goals as a list); ``None`` without a product.
+
+        Attributes, price bound and wording are left out: buying that product with those options
+        meets them (``solves`` checks the reward itself).
+        """
+        goal = Task.from_dict(task if isinstance(task, Task) else dict(task)).goal
+        if not goal.get("asin"):
+            return None
+        options = goal.get("goal_options") or []
+        values = options.values() if isinstance(options, dict) else options
+        return json.dumps([goal["asin"], sorted(" ".join(str(v).lower().split()) for v in values)])
+
+    def target_buckets(self, task: Task | dict[str, Any], as_solver: bool = False) -> set[str]:
+        """Keys that ``solves(solver, task)`` needs ``target_buckets(solver, True)`` and
+        ``target_buckets(task)`` to share (``"*"`` shares with any key).
+
+        Buying earns 1.0 only with ``r_type == 1``, which needs a noun shared by the bought title and
+        the goal's product name (or a goal name without nouns). So a task's keys are the nouns of its
+        goal's product name (``"*"`` if it has none), and a solver's are the nouns of every product its
+        reference clicks (the bought one is among them).
+        """
+        task = Task.from_dict(task if isinstance(task, Task) else dict(task))
+        if not as_solver:
+            nouns = set(self.world.tagger(task.goal["name"])) if task.goal.get("name") else set()
+            return {f"noun:{n}" for n in nouns} if nouns else {"*"}
+        keys: set[str] = set()
+        for action in task.reference:
+            match = _CLICK.fullmatch(str(action))
+            asin = self.world.asin_from_click(match.group(1).strip().lower()) if match else None
+            if asin is not None:
+                keys.update(f"noun:{n}" for n in self.world.tagger(self.catalog.by_asin[asin]["name"]))
+        return keys
+
+    def purchase(self, actions: list[str]) -> tuple[str, dict[str, str]] | None:
+        """``(asin, options)`` that ``actions`` buy when played from the search page, or None.
+
+        Pages do not depend on the task, so neither does the purchase; results are cached.
+        """
+        key = tuple(str(a) for a in actions)
+        if key not in self._purchases:
+            if self._scratch is None:
+                self._scratch = WebShopEnv(**self._world_kwargs, max_steps=10_000)
+            scratch, bought = self._scratch, None
+            scratch.reset(options={"task": scratch._make_task(*self._any_split())})
+            for action in key:  # the dynamics alone: no page rendering or progress signal needed
+                if scratch._apply(action)[2]:
+                    bought = scratch._evaluation["purchased"]
+                    break
+            self._purchases[key] = (bought["asin"], dict(bought["options"])) if bought else None
+        return self._purchases[key]
+
+    def _any_split(self) -> tuple[str, int]:
+        split = next((s for s, goals in self._scratch.splits.items() if goals), None)
+        if split is None:
+            raise ValueError("this WebShop catalog has no goals to replay actions on")
+        return split, 0
+
+    def solves(self, solver: Task | dict[str, Any], task: Task | dict[str, Any]) -> bool:
+        """Whether ``solver``'s reference, played in this shop, earns ``task`` a reward of 1.0."""
+        solver = Task.from_dict(solver if isinstance(solver, Task) else dict(solver))
+        goal = Task.from_dict(task if isinstance(task, Task) else dict(task)).goal
+        if not solver.reference or any(k not in goal for k in _GOAL_KEYS):
+            return False
+        bought = self.purchase(list(solver.reference))
+        if bought is None or bought[0] not in self.catalog.by_asin:
+            return False
+        return self.world.reward(goal, bought[0], bought[1])[0] == 1.0

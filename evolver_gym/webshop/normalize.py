@@ -1,14 +1,15 @@
 """String normalisation used by WebShop's reward: fuzzy matching and colour normalisation.
 
-* ``COLOR_SET`` - 102 colour words in alphabetical order.
+* ``COLOR_SET`` - WebShop's 102 colour words, in its (alphabetical) order.
 * ``normalize_color`` - the first colour word that occurs in a string (substring test), else the string.
 * ``full_process`` - thefuzz-style preprocessing: drop Latin-1 bytes, lower-case, non-alphanumerics
   to spaces, strip.
 * ``token_set_ratio`` - thefuzz's ``fuzz.token_set_ratio`` on ``rapidfuzz``: processed, rounded to int.
 
 The order of ``COLOR_SET`` matters: the *first* hit wins, so "navy blue" and "dark blue" become
-"blue", "rose gold" becomes "gold", and substrings hit too ("standard" becomes "tan", "washable"
-becomes "ash"). These are WebShop's semantics and are kept on purpose.
+"blue", "rose gold" becomes "gold", "dark grey" becomes "dark" but "light grey" becomes "grey", and
+substrings hit too ("standard" becomes "tan", "washable" becomes "ash").
+These are WebShop's semantics and are kept on purpose.
 """
 
 from __future__ import annotations
@@ -22,17 +23,17 @@ __all__ = ["COLOR_SET", "full_process", "normalize_color", "token_set_ratio"]
 
 # fmt: off
 COLOR_SET: tuple[str, ...] = (
-    "amber", "aqua", "ash", "azure", "beige", "berry", "black", "blue", "blush", "bronze",
-    "brown", "burgundy", "camel", "caramel", "champagne", "charcoal", "cherry", "chestnut", "chocolate",
-    "clear", "cobalt", "coffee", "copper", "coral", "cream", "crimson", "cyan", "denim", "ebony",
-    "emerald", "espresso", "fuchsia", "ginger", "gold", "granite", "graphite", "gray", "green", "grey",
-    "honey", "indigo", "ivory", "jade", "khaki", "lavender", "lemon", "lilac", "lime", "magenta",
-    "mahogany", "maroon", "mauve", "melon", "mint", "mocha", "multicolor", "mustard", "natural", "navy",
-    "neon", "nude", "oak", "ochre", "olive", "onyx", "orange", "orchid", "peach", "pearl", "periwinkle",
-    "pewter", "pink", "platinum", "plum", "purple", "rainbow", "raspberry", "red", "rose", "ruby",
-    "rust", "saffron", "salmon", "sand", "sapphire", "scarlet", "sepia", "sienna", "silver", "slate",
-    "smoke", "snow", "steel", "tan", "taupe", "teal", "turquoise", "violet", "walnut", "wheat",
-    "white", "yellow",
+    "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black", "blue",
+    "blush", "bordeaux", "bronze", "brown", "burgundy", "camel", "camo", "caramel", "champagne",
+    "charcoal", "cheetah", "chestnut", "chocolate", "christmas", "coffee", "cognac", "copper", "coral",
+    "cranberry", "cream", "crystal", "dark", "denim", "eggplant", "elephant", "espresso", "fuchsia",
+    "gold", "granite", "grape", "graphite", "grass", "gray", "green", "grey", "heather", "indigo",
+    "ivory", "ivy", "khaki", "lavender", "lemon", "leopard", "light", "lilac", "lime", "magenta",
+    "maroon", "mauve", "merlot", "midnight", "mint", "mocha", "multicolor", "mushroom", "mustard",
+    "natural", "navy", "nude", "olive", "orange", "peach", "pewter", "pink", "plum", "purple",
+    "rainbow", "red", "rose", "royal", "rust", "sand", "sapphire", "seashell", "silver", "skull",
+    "slate", "steel", "stone", "stonewash", "sunflower", "tan", "taupe", "teal", "tiger", "turquoise",
+    "violet", "walnut", "wheat", "white", "wine", "yellow",
 )
 # fmt: on
 assert len(COLOR_SET) == 102 and list(COLOR_SET) == sorted(set(COLOR_SET)), "COLOR_SET: 102 sorted words"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["PAGE_SIZE", "OBSERVATION_MODES", "PageState", "clickables", "render", "segments"]
+__all__ = ["PAGE_SIZE", "OBSERVATION_MODES", "PageState", "clickables", "option_name_of_click", "render", "segments"]
 
 PAGE_SIZE = 10
 OBSERVATION_MODES = ("text", "text_rich", "url", "html")
@@ -122,6 +122,23 @@ def segments(
         ("Your score (min 0.0, max 1.0)", "text"),
         (str(state.reward), "text"),
     ]
+
+
+def option_name_of_click(options: dict[str, list[str]], value: str) -> str | None:
+    """The option name a click on ``value`` is stored under, or None if no option offers it.
+
+    WebShop's text env selects the *last* option button on the page with that value, so when Color
+    and Pattern Name both offer "black", the click sets Pattern Name.
+
+    Example:
+        >>> option_name_of_click({"Color": ["black", "white"], "Pattern Name": ["black"]}, "black")
+        'Pattern Name'
+    """
+    chosen = None
+    for name, values in options.items():
+        if value in values:
+            chosen = name
+    return chosen
 
 
 def clickables(state: PageState, products: dict[str, dict[str, Any]]) -> list[str]:

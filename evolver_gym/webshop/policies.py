@@ -13,10 +13,10 @@ import re
 from typing import Any
 
 from .normalize import normalize_color, token_set_ratio
-from .pages import PAGE_SIZE
+from .pages import PAGE_SIZE, option_name_of_click
 from .search import document_text
 
-__all__ = ["oracle_actions", "rule_baseline", "search_arg"]
+__all__ = ["option_clicks", "oracle_actions", "rule_baseline", "search_arg"]
 
 
 def search_arg(text: str) -> str:
@@ -24,22 +24,40 @@ def search_arg(text: str) -> str:
     return " ".join(re.sub(r"[\[\]]", " ", text).split())
 
 
-def _option_clicks(product: dict[str, Any], goal_options: Any) -> list[str]:
+def option_clicks(product: dict[str, Any], goal_options: Any) -> list[str]:
+    """Clicks that choose the goal's options on ``product``'s page, as many as can be chosen.
+
+    A click lands in the *last* option dimension offering its value (see ``option_name_of_click``),
+    so each goal option gets a matching value (exact, else a fuzzy match > 85 after colour
+    normalisation) whose landing dimension no other click uses. When Color and Pattern Name both
+    offer "black", a "black" goal colour can only be met by a value that lands in Color.
+    """
     wanted = list(goal_options.values()) if isinstance(goal_options, dict) else list(goal_options)
-    clicks, used = [], set()
+    candidates = []
     for g in wanted:
-        best, best_score = None, 85
-        for name, values in product["options"].items():
-            if name in used:
-                continue
+        scored = {}
+        for values in product["options"].values():
             for v in values:
                 score = 101 if v == g else token_set_ratio(normalize_color(v), normalize_color(g))
-                if score > best_score:
-                    best, best_score = (name, v), score
-        if best is not None:
-            used.add(best[0])
-            clicks.append(f"click[{best[1]}]")
-    return clicks
+                if score > 85:
+                    scored[v] = max(score, scored.get(v, 0))
+        ranked = sorted(scored, key=lambda v: -scored[v])
+        candidates.append([(v, option_name_of_click(product["options"], v)) for v in ranked])
+
+    def assign(i: int, used: frozenset[str]) -> list[str]:
+        if i == len(candidates):
+            return []
+        best = assign(i + 1, used)  # this goal option left out
+        for value, landing in candidates[i]:  # best-scored first; stop at the first full assignment
+            if landing not in used:
+                tried = [value, *assign(i + 1, used | {landing})]
+                if len(tried) > len(best):
+                    best = tried
+                if len(best) == len(candidates) - i:
+                    break
+        return best
+
+    return [f"click[{v}]" for v in assign(0, frozenset())]
 
 
 def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[str]:
@@ -64,7 +82,7 @@ def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[s
                 [f"search[{query}]"]
                 + ["click[next >]"] * (rank // PAGE_SIZE)
                 + [f"click[{asin.lower()}]"]
-                + _option_clicks(product, goal["goal_options"])
+                + option_clicks(product, goal["goal_options"])
                 + ["click[buy now]"]
             )
     raise LookupError(f"goal product {asin!r} is not reachable by search")

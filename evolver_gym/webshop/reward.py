@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .lexicon import NOUNS, noun_tokens
+from .lexicon import title_nouns
 from .normalize import normalize_color, token_set_ratio
 
 __all__ = ["NounTagger", "get_attribute_reward", "get_option_reward", "get_reward", "get_type_reward"]
@@ -66,7 +66,7 @@ class NounTagger:
         if self.mode == "spacy":
             return [t.text.lower() for t in self._nlp(text) if t.pos_ in ("PNOUN", "NOUN", "PROPN")]
         if self.mode == "lexicon":
-            return [w for w in noun_tokens(text) if w in NOUNS]
+            return title_nouns(text)
         return [w for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in _FALLBACK_STOP]
 
 

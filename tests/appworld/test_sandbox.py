@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
 from evolver_gym.appworld.db import diff_databases
 from evolver_gym.appworld.env import AppWorldEnv
+from evolver_gym.appworld.sandbox import RESTART_NOTICE
 
 # each snippet first changes the world (an alarm), then misbehaves: the change must be rolled back
 _CHANGE = (
@@ -17,7 +19,9 @@ _CHANGE = (
 )
 HOSTILE = {
     "infinite loop": "while True:\n    pass",
-    "loop catching the timeout": "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+    "loop catching the timeout": (
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"
+    ),
     "memory bomb": "x = [0] * (10 ** 10)",
     "growing memory": "blob = []\nwhile True:\n    blob.append('x' * 10 ** 6)",
     "deep recursion": "def f(n):\n    return f(n + 1)\nf(0)",
@@ -59,14 +63,17 @@ HOSTILE = {
 }
 
 
+_SETUP = (
+    "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
+    "profile = apis.supervisor.show_profile()\nmarker = 41"
+)
+
+
 @pytest.fixture(scope="module")
 def env():
     e = AppWorldEnv(split="train", timeout_s=1.0, memory_mb=128, max_steps=100_000)
     e.reset(options={"split": "train", "index": 0})
-    e.step(
-        "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
-        "profile = apis.supervisor.show_profile()\nmarker = 41"
-    )
+    e.step(_SETUP)
     yield e
     e.close()
 
@@ -84,6 +91,11 @@ def test_hostile_snippet_is_contained(env, name):
     changed = [d.name for d in diff_databases(before, env._dbs) if d.name != "supervisor.active_task"]
     if info.get("fault") or "UnsafeCodeError" in obs or "Syntax error" in obs:
         assert changed == [], (name, changed)  # rolled back (or never run)
+    if info.get("fault") in ("timeout", "crash"):  # the interpreter was killed: said so, variables gone
+        assert RESTART_NOTICE in obs and info["interpreter_restarted"], (name, obs[-300:])
+        obs, *_ = env.step("print(marker)")
+        assert "NameError" in obs, (name, obs)
+        env.step(_SETUP)
     obs, *_ = env.step("marker += 1\nprint(marker)")  # the namespace from before survives, next step works
     assert obs.strip().isdigit(), (name, obs[:300])
     env.step("marker = 41")
@@ -94,18 +106,27 @@ def test_hostile_snippet_is_contained(env, name):
 
 def test_resource_faults_roll_back(env):
     for name in ("infinite loop", "memory bomb", "deep recursion", "api call flood", "growing memory"):
+        env.step(_SETUP)
         before = env._dbs.copy()
         obs, *_, info = env.step(_CHANGE + HOSTILE[name])
         assert info["fault"] in ("timeout", "memory", "recursion", "limit", "crash"), (name, info)
         assert not info["action_valid"]
         assert [d.name for d in diff_databases(before, env._dbs) if d.name != "supervisor.active_task"] == []
+    env.step(_SETUP)
 
 
-def test_killed_worker_is_restarted_with_state(env):
+def test_killed_worker_restarts_fresh_and_says_so(env):
+    """No replay: a worker killed between steps is replaced by a fresh one, and the observation says so."""
     env.step("kept = [1, 2, 3]")
     os.kill(env._sandbox.pid, signal.SIGKILL)
-    obs, *_ = env.step("print(sum(kept), marker)")
-    assert obs.strip() == "6 41"
+    deadline = time.monotonic() + 10
+    while env._sandbox._worker.alive() and time.monotonic() < deadline:  # the kill lands asynchronously
+        time.sleep(0.01)
+    obs, *_, info = env.step("print(2 + 2)")
+    assert obs == f"{RESTART_NOTICE}\n4\n" and info["interpreter_restarted"] and info["action_valid"]
+    obs, *_, info = env.step("print(kept)")
+    assert "NameError: name 'kept' is not defined" in obs and "interpreter_restarted" not in info
+    env.step(_SETUP)
 
 
 def test_worker_killed_during_a_step(env):
@@ -113,15 +134,15 @@ def test_worker_killed_during_a_step(env):
     pid = env._sandbox.pid
     # the step kills nothing itself; the host kills the worker while the cell waits in a loop
     import threading
-    import time
 
     threading.Timer(0.3, lambda: os.kill(pid, signal.SIGKILL)).start()
     obs, *_, info = env.step(_CHANGE + "import time\nwhile True:\n    time.sleep(0.01)")
-    assert info["fault"] in ("crash", "timeout")
+    assert info["fault"] in ("crash", "timeout") and RESTART_NOTICE in obs
     assert [d.name for d in diff_databases(before, env._dbs) if d.name != "supervisor.active_task"] == []
     time.sleep(0.01)
-    obs, *_ = env.step("print(marker)")
+    obs, *_ = env.step("print(40 + 1)")
     assert obs.strip() == "41"
+    env.step(_SETUP)
 
 
 def test_output_truncated():

@@ -21,7 +21,7 @@ def episodes():
     out = []
     for actions in runs:
         it = iter(actions)
-        out.append(record_episode(CounterEnv(2), lambda obs, info: next(it), seed=0))
+        out.append(record_episode(CounterEnv(2), lambda obs, info, it=it: next(it), seed=0))
     return out
 
 

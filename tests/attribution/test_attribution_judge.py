@@ -36,7 +36,8 @@ def test_prompt_is_outcome_conditioned_and_shows_actions_with_their_results():
     assert system["role"] == "system" and "FAILED" in system["content"] and "SUCCEEDED" in system["content"]
     text = user["content"]
     assert ">>> EVAL-STEP 1 <<<" in text and ">>> EVAL-STEP 2 <<<" in text and "EVAL-STEP 3" not in text
-    assert text.index("<|ACTION|>\ninc") < text.index("obs 1") < text.index("<|ACTION|>\nsubmit") < text.index("done obs")
+    positions = [text.index(part) for part in ("<|ACTION|>\ninc", "obs 1", "<|ACTION|>\nsubmit", "done obs")]
+    assert positions == sorted(positions)
     assert "OVERALL PERFORMANCE SCORE: -0.60 (negative" in text
     assert SECRET not in text and "progress" not in text
 

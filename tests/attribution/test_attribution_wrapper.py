@@ -162,3 +162,12 @@ def test_attributors_by_name_for_config_files(llm_server, tmp_path):
         Attribution(CounterEnv(1), "psychic")
     with pytest.raises(ValueError, match="llm_config"):
         Attribution(CounterEnv(1), "llm-judge")
+
+
+def test_llm_judge_with_an_unwritable_log_still_labels_the_final_step(llm_server, tmp_path):
+    """A log path in a missing folder costs log lines, never the episode's last step."""
+    llm_server.push("Step 1 Judgment: GOOD\nStep 2 Judgment: BAD")
+    log_path = str(tmp_path / "missing" / "llm.jsonl")
+    cfg = {"defaults": {"base_url": llm_server.url, "model": "m", "api_key": "k", "log_path": log_path}}
+    out = play(Attribution(CounterEnv(1), "llm-judge", llm_config=cfg), ["inc", "submit"])
+    assert labels(out[-1][4]) == ["GOOD", "BAD"] and not out[-1][4]["attribution"]["fallback"]

@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from evolver_gym.core.llm import LLMError
 from evolver_gym.core.llm.testing import Fault, ScriptedLLMServer
 
 
@@ -74,7 +75,7 @@ def test_stop_wakes_a_delayed_handler_quickly():
     server = ScriptedLLMServer().start()
     server.fail_next(Fault.delay(30))
     client = server.client(timeout=0.2, max_retries=0)
-    with pytest.raises(Exception):
+    with pytest.raises(LLMError):
         client.chat([{"role": "user", "content": "x"}])
     t = time.monotonic()
     server.stop()

@@ -90,3 +90,16 @@ def test_llm_summarizer_survives_faults_and_junk(llm_server):
     llm_server.fail_next(Fault.malformed())
     llm_server.push(json.dumps({"is_valid": True, "score": 0.8}))
     assert [e.content for e in s.summarize([traj])] == ["check color"]
+
+
+def test_llm_summarizer_failures_say_why(llm_server, caplog):
+    traj = _webshop_traj()
+    s = LLMSummarizer(llm_server.client(role="summarizer", max_retries=0), validate=False)
+    llm_server.fail_next(Fault.http(500), times=3)
+    assert s.summarize([traj]) == []
+    assert "HTTP 500" in s.last_failure
+    llm_server.push("I cannot produce JSON today")
+    assert s.summarize([traj]) == []
+    assert "I cannot produce JSON today" in s.last_failure
+    logged = [r.getMessage() for r in caplog.records if r.name.endswith("summarize_llm")]
+    assert any("HTTP 500" in m for m in logged) and any("cannot produce JSON" in m for m in logged)

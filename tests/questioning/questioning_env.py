@@ -40,7 +40,7 @@ class ToyShopEnv(gym.Env):
                 for i in range(n)
                 for p, c in [(self.products[int(trng.integers(num_products))], COLORS[int(trng.integers(3))])]
             ]
-        for split, tasks in self._tasks.items():
+        for tasks in self._tasks.values():
             for t in tasks:
                 t.reference = self.oracle(t)
         self.task: Task | None = None

@@ -66,8 +66,9 @@ def test_llm_proposer_against_the_server_with_faults(llm_server):
     env = ToyShopEnv()
     traj = _traj(env)
     seed_instruction = traj.task.instruction
-    ok = ('<task>{"query": "Buy the %s in %s", "confidence": 0.9, "action_sequence": %s}</task>'
-          % (traj.task.goal["product"], traj.task.goal["option"], json.dumps(env.oracle(traj.task))))
+    query = f"Buy the {traj.task.goal['product']} in {traj.task.goal['option']}"
+    ok = (f'<task>{{"query": "{query}", "confidence": 0.9, '
+          f'"action_sequence": {json.dumps(env.oracle(traj.task))}}}</task>')
     llm_server.fail_next(Fault.http(429))          # retried by the client
     llm_server.push(ok, "I'd rather not.", Fault.http(500), Fault.http(500), Fault.http(500), Fault.http(500))
     proposer = LLMProposer(llm_server.client(role="proposer", max_retries=2), env.profile())

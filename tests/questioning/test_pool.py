@@ -92,3 +92,13 @@ def test_killed_writer_leaves_a_consistent_pool(tmp_path):
     assert proc.returncode == -signal.SIGKILL and "inside" in proc.stdout
     pool = TaskPool(path)
     assert pool.ids() == ["toy/committed"] and pool.get_meta("round") is None
+
+
+def test_exported_tasks_are_an_ordinary_file_not_a_private_one(tmp_path):
+    pool = TaskPool(tmp_path / "pool.sqlite")
+    pool.add(_task(1, "synthetic"))
+    path = tmp_path / "tasks.jsonl"
+    pool.export_jsonl(path)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # 0644 under the usual umask, not mkstemp's 0600

@@ -130,4 +130,5 @@ def test_difficulty_stage_estimates_pass_rate():
     synth2.config.max_rounds = 2
     report = synth2.run(5)
     assert pool2.ids(origin="synthetic") == []
-    assert report["stages"]["difficulty"]["reasons"] == {"pass rate outside [0.5, 1.0]": report["stages"]["difficulty"]["in"]}
+    difficulty = report["stages"]["difficulty"]
+    assert difficulty["reasons"] == {"pass rate outside [0.5, 1.0]": difficulty["in"]}

@@ -17,7 +17,7 @@ G = 4  # group size; 2 rows per rank, so each group of 4 is split 2 + 2 over the
 def _episodes():
     rng = np.random.default_rng(0)
     out = []
-    for i in range(8):  # 2 groups of 4
+    for _ in range(8):  # 2 groups of 4
         k = int(rng.integers(1, 4))
         out.append({"outcome": float(rng.integers(0, 2)), "rewards": rng.random(k).round(2).tolist(),
                     "labels": rng.choice([-1.0, 1.0], k).tolist(), "anchors": [f"s{j}" for j in range(k)]})

@@ -10,7 +10,8 @@ import gymnasium as gym
 import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
-from evolver_train.observation import DropRepeatedInstruction, TopResults, shape_environment
+from evolver_gym.webshop.shaping import DropRepeatedInstruction, TopResults
+from evolver_train.envs import shape_environment
 from evolver_train.train_cli import main, parse_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,11 +19,13 @@ QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
 
 
 def test_quickstart_config_parses_into_the_overall_mode_with_a_warm_start(tmp_path):
-    config = parse_config(["--config", QUICKSTART, "--output_dir", str(tmp_path)])
-    assert config.model_name_or_path == "tiny" and config.sft["num_demonstrations"] > 0
-    assert config.wrappers == ["questioning", "navigation", "attribution"]
-    assert config.wrapper_kwargs["attribution"]["attributor"] == "oracle"
-    assert config.attribution_alpha > 0 and config.experience_share > 0 and config.questioning_interval > 0
+    run = parse_config(["--config", QUICKSTART, "--output_dir", str(tmp_path)])
+    config, mechanisms = run.train, run.mechanisms
+    assert run.model.model_name_or_path == "tiny" and config.sft["num_demonstrations"] > 0
+    assert config.wrappers == ["questioning", "navigation", "attribution"] == list(mechanisms)
+    assert mechanisms["attribution"].attributor == "oracle" and mechanisms["navigation"].experience_top_k == 1
+    assert mechanisms["attribution"].attribution_alpha > 0 and mechanisms["navigation"].experience_share > 0
+    assert mechanisms["questioning"].questioning_interval > 0
     assert config.evolver_eval_split == "dev" and config.evolver_eval_temperature == 1.0
     assert config.max_train_minutes > 0 and config.lr_scheduler_type == "constant"
     assert config.env_kwargs["num_products"] == 200 and config.observation_shaping[0] == "drop_repeated_instruction"
@@ -84,6 +87,7 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     report = json.loads((out / "evaluation.json").read_text())
     assert report["eval_goals"] == 3 and set(report["before"]) >= {"success_rate", "score"}
     assert report["plugin"]["rollouts"] == 1  # one GRPO step, then the time budget stopped training
+    assert not list(tmp_path.glob("*.tmp"))
     from evolver_train.policy import load_policy
 
     model, tok = load_policy(out)  # the checkpoint is self-contained

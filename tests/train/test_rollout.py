@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from evolver_train.rollout import ChatCodec, RowSpec, play_episodes, sample_tokens
+from evolver_train.rollout import ChatCodec, PromptEdit, RowSpec, play_episodes, sample_tokens
+from wrappers.navigation import ExperiencePayload, NavigationConfig
+from wrappers.navigation.plugin import training_hooks
 
 from .fixtures import GuessEnv, HintWrapper, tiny_policy
 
@@ -36,7 +38,7 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
     generate, calls = _recording_generate(model, tok)
     episodes = _play(rows, envs, generate, codec)
     # Every context passed to the sampler extends the previous one of the same episode (prefix extension).
-    for ep_index, ep in enumerate(episodes):
+    for ep in episodes:
         rec = ep.tokens
         assert len(rec.completion_ids) == len(rec.env_mask) == len(rec.step_ids) == len(rec.logprobs)
         assert rec.completion_ids[-1] == tok.eos_token_id  # completions end with EOS
@@ -46,7 +48,7 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
         full = rec.prompt_ids + rec.completion_ids
         # Rebuild the completion from what the sampler returned and the codec's observation deltas.
         pos, turn = 0, 0
-        for step in ep.steps:
+        for _ in ep.steps:
             model_ids = [t for t, m, s in zip(rec.completion_ids, rec.env_mask, rec.step_ids) if s == turn and m == 1]
             assert rec.completion_ids[pos: pos + len(model_ids)] == model_ids
             pos += len(model_ids)
@@ -57,7 +59,8 @@ def test_token_record_is_sampled_ids_plus_template_deltas():
             if turn < len(ep.steps):
                 delta = codec.observation_ids(ep.steps[turn].observation)
                 assert rec.completion_ids[pos: pos + len(delta)] == delta
-                assert set(rec.env_mask[pos: pos + len(delta)]) == {0} and set(rec.step_ids[pos: pos + len(delta)]) == {-1}
+                assert set(rec.env_mask[pos: pos + len(delta)]) == {0}
+                assert set(rec.step_ids[pos: pos + len(delta)]) == {-1}
                 pos += len(delta)
         assert pos == len(rec.completion_ids)
         assert len(turn_contexts) == len(ep.steps)  # one generation context per turn
@@ -123,11 +126,15 @@ def test_experience_span_stripped_from_training_prompt_only():
     model, tok = tiny_policy()
     codec = ChatCodec(tok)
     task = GuessEnv().tasks()[2]
-    rows = [RowSpec(task=task.to_dict(), seed=1, experience=True), RowSpec(task=task.to_dict(), seed=1, experience=False)]
+    rows = [RowSpec(task=task.to_dict(), seed=1, experience=True),
+            RowSpec(task=task.to_dict(), seed=1, experience=False)]
     generate, calls = _recording_generate(model, tok)
+    hooks = training_hooks(NavigationConfig(experience_share=0.5, experience_mode="strip"))
+    edit = PromptEdit(hooks.plain_observation, hooks.train_on_plain_observation, hooks.clip_high)
     with_exp, without = _play(rows, [HintWrapper(GuessEnv()), HintWrapper(GuessEnv())], generate, codec,
-                              strip_experience=True)
-    assert with_exp.stripped and with_exp.experience_used and not without.stripped
+                              prompt_edits=[edit])
+    assert with_exp.stripped and ExperiencePayload.from_info(with_exp.reset_info).used and not without.stripped
+    assert with_exp.clip_high == 0.6 and without.clip_high is None
     assert with_exp.train_prompt_ids == without.train_prompt_ids  # stripped context == plain context
     assert with_exp.tokens.prompt_ids != with_exp.train_prompt_ids  # it was sampled with the experience
     assert calls[0][0][0] == with_exp.tokens.prompt_ids

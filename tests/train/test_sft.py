@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
-from evolver_train.observation import shape_environment
+from evolver_train.envs import shape_environment
 from evolver_train.sft import SFTConfig, add_experience_context, collect_demonstrations, train_sft
 from wrappers.navigation import EXP_CLOSE, EXP_OPEN
 

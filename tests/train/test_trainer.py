@@ -19,6 +19,10 @@ from peft import LoraConfig  # noqa: E402
 
 from evolver_train.config import EvolverGRPOConfig  # noqa: E402
 from evolver_train.trainer import PLUGIN_STATE_FILE, EvolverGRPOTrainer, TrainingHooks  # noqa: E402
+from wrappers.attribution import AttributionConfig  # noqa: E402
+from wrappers.attribution.plugin import training_hooks as attribution_hooks  # noqa: E402
+from wrappers.navigation import NavigationConfig  # noqa: E402
+from wrappers.navigation.plugin import training_hooks as navigation_hooks  # noqa: E402
 
 from .fixtures import GuessEnv, HintWrapper, LabelWrapper, tiny_policy  # noqa: E402
 
@@ -43,9 +47,10 @@ def _lora(trainer):
 
 
 def test_two_step_lora_run_overall_mode(tmp_path):
-    trainer = _trainer(tmp_path, env_factory=lambda: LabelWrapper(HintWrapper(GuessEnv())), report_to="tensorboard",
-                       attribution_alpha=0.2, gigpo_omega=1.0, experience_share=0.5, wrappers=["navigation", "attribution"],
-                       save_strategy="steps", save_steps=2)
+    hooks = [navigation_hooks(NavigationConfig(experience_share=0.5)),
+             attribution_hooks(AttributionConfig(attribution_alpha=0.2))]
+    trainer = _trainer(tmp_path, env_factory=lambda: LabelWrapper(HintWrapper(GuessEnv())), hooks=hooks,
+                       report_to="tensorboard", gigpo_omega=1.0, save_strategy="steps", save_steps=2)
     before = _lora(trainer)
     trainer.train()
     after = _lora(trainer)
@@ -92,7 +97,8 @@ def test_stripped_experience_rows_use_the_boosted_clip(tmp_path):
     trainer = _trainer(tmp_path, max_steps=1)
     b, t = 2, 3
     inputs = {"prompt_ids": torch.tensor([[5, 6], [5, 6]]), "prompt_mask": torch.ones(b, 2, dtype=torch.long),
-              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]), "completion_mask": torch.ones(b, t, dtype=torch.long),
+              "completion_ids": torch.tensor([[7, 8, 9], [7, 8, 9]]),
+              "completion_mask": torch.ones(b, t, dtype=torch.long),
               "advantages": torch.ones(b, t), "num_items_in_batch": torch.tensor(6.0)}
     with torch.no_grad():
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
@@ -101,7 +107,7 @@ def test_stripped_experience_rows_use_the_boosted_clip(tmp_path):
     inputs["old_per_token_logps"] = logps - 0.4  # ratio e^0.4 = 1.49: clipped at 1 + 0.2, not at 1 + 0.6
     trainer.current_gradient_accumulation_steps = 1  # set by Trainer.train(); this test calls the loss directly
     plain = trainer._compute_loss(trainer.model, dict(inputs)).item()
-    boosted = trainer._compute_loss(trainer.model, {**inputs, "experience_mask": torch.tensor([1.0, 0.0])}).item()
+    boosted = trainer._compute_loss(trainer.model, {**inputs, "clip_high": torch.tensor([0.6, float("nan")])}).item()
     ratio = torch.exp(torch.tensor(0.4)).item()
     # dapo: -(sum of min(r A, clip(r) A)) / tokens; row 0 moves from 1.2 to 1.49 per token
     assert plain == pytest.approx(-1.2 * 6 / 6, rel=1e-4)
@@ -128,15 +134,15 @@ class CountingPool:
 
 def test_task_slots_questioning_cycle_and_experience_sink(tmp_path):
     pool, cycles, sunk = CountingPool(), [], []
-    hooks = TrainingHooks(task_sampler=pool.sample, questioning_cycle=lambda step: cycles.append(step) or
-                          {"generated": 3, "accepted": 1}, experience_sink=lambda trajs: sunk.extend(trajs) or len(trajs),
+    hooks = TrainingHooks(task_sampler=pool.sample, on_step_end=lambda step: cycles.append(step) or
+                          {"tasks/generated": 3, "tasks/accepted": 1},
+                          on_episodes=lambda trajs: sunk.extend(trajs) or {"exp/added": len(trajs)},
                           stateful={"pool": pool})
     model, tok = tiny_policy()
-    trainer = EvolverGRPOTrainer(model, _config(tmp_path, questioning_interval=1), GuessEnv, hooks=hooks,
-                                 processing_class=tok)
+    trainer = EvolverGRPOTrainer(model, _config(tmp_path), GuessEnv, hooks=hooks, processing_class=tok)
     trainer.train()
     assert pool.served == 4  # 2 groups per step, 2 steps
-    assert cycles == [1, 2] and trainer.plugin_state["tasks_generated"] == 6
+    assert cycles == [1, 2] and trainer.plugin_state["totals"]["tasks/generated"] == 6
     assert len(sunk) == 16 and sunk[0].tokens is not None and sunk[0].steps
     logs = [h for h in trainer.state.log_history if "loss" in h]
     assert logs[-1]["tasks/accepted"] == 1.0 and logs[-1]["exp/added"] == 8.0
@@ -201,7 +207,8 @@ def test_left_aligned_logps_equal_trls_masked_computation(tmp_path):
     ids, mask = torch.cat([prompt, completion], 1), torch.cat([prompt_mask, completion_mask], 1)
     trainer.model.eval()
     with torch.no_grad():
-        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4, compute_entropy=True)
+        ours, ours_ent, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, 4,
+                                                                       compute_entropy=True)
         ref, ref_ent, _ = GRPOTrainer._get_per_token_logps_and_entropies(trainer, trainer.model, ids, mask, 4,
                                                                          compute_entropy=True)
     keep = completion_mask.bool()

@@ -19,16 +19,41 @@ def test_trl_minor_version_is_the_tested_one():
     assert trl.__version__.startswith("1.16."), trl.__version__
 
 
-def test_overridden_hooks_keep_their_signatures():
-    expected = {
-        "_generate_and_score_completions": ["self", "inputs"],
-        "_compute_loss": ["self", "model", "inputs"],
-        "_save_checkpoint": ["self", "model", "trial"],
-        "_load_optimizer_and_scheduler": ["self", "checkpoint"],
-    }
-    for name, params in expected.items():
-        assert _params(getattr(GRPOTrainer, name)) == params, name
-        assert _params(getattr(EvolverGRPOTrainer, name)) == params, name
+# Every private TRL method the trainer overrides, with TRL's parameters; the trainer's docstring says why.
+OVERRIDDEN_PRIVATE = {
+    "_generate_and_score_completions": ["self", "inputs"],
+    "_compute_loss": ["self", "model", "inputs"],
+    "_get_per_token_logps_and_entropies": ["self", "model", "input_ids", "attention_mask", "logits_to_keep",
+                                           "batch_size"],
+}
+
+
+def test_overridden_private_hooks_keep_their_signatures():
+    for name, params in OVERRIDDEN_PRIVATE.items():
+        assert _params(getattr(GRPOTrainer, name))[: len(params)] == params, name
+        assert _params(getattr(EvolverGRPOTrainer, name))[: len(params)] == params, name
+
+
+def test_every_private_override_is_listed_and_documented():
+    """A new private override must be added to OVERRIDDEN_PRIVATE and to the trainer module docstring."""
+    import evolver_train.trainer as module
+
+    private = {name for name, value in vars(EvolverGRPOTrainer).items()
+               if name.startswith("_") and not name.startswith("__") and callable(value)
+               and hasattr(GRPOTrainer, name)}
+    assert private == set(OVERRIDDEN_PRIVATE), private
+    for name in private:
+        assert f"``{name}``" in module.__doc__, name
+
+
+def test_public_hooks_the_trainer_relies_on():
+    from transformers import Trainer, TrainerCallback
+
+    # plugin state: written by a callback right after each checkpoint, restored in train()
+    assert "on_save" in vars(TrainerCallback)
+    src = inspect.getsource(Trainer._maybe_log_save_evaluate)
+    assert src.index("self._save_checkpoint(model, trial)") < src.index("self.callback_handler.on_save(")
+    assert _params(Trainer.train)[:2] == ["self", "resume_from_checkpoint"]
 
 
 def test_used_hooks_and_attributes_exist():

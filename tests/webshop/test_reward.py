@@ -102,8 +102,9 @@ def test_type_reward_overrides_in_order():
         "product_category": "Electronics › Computers & Accessories › Cables › USB Cables",
     }
     assert get_type_reward(other, goal(), LEX)["r_type"] == 0.0  # no shared noun -> 0 overall
-    # Nouns of the goal name: lumora, shampoo, hair (list length 3). A conditioner shares only "hair":
-    # 1/3 > 0.2, so r_type stays 1.0 even with another query and a one-segment breadcrumb overlap.
+    # Nouns of the goal name, as spaCy tags it: lumora, sulfate, free, shampoo, dry, hair, fl, oz (8).
+    # A conditioner for dry hair shares "dry" and "hair": 2/8 > 0.2, so r_type stays 1.0 even with
+    # another query and a one-segment breadcrumb overlap.
     cond = {
         **PRODUCT,
         "name": "Velisse Conditioner for Dry Hair",
@@ -111,7 +112,7 @@ def test_type_reward_overrides_in_order():
         "product_category": "Beauty & Personal Care › Skin Care",
     }
     info = get_type_reward(cond, goal(), LEX)
-    assert info["title_score"] == pytest.approx(1 / 3) and info["r_type"] == 1.0
+    assert info["title_score"] == pytest.approx(2 / 8) and info["r_type"] == 1.0
     # 1 of 5 goal nouns shared -> title_score 0.2: not > 0.2 and no other match -> 0.5.
     goal5 = goal(name="Lumora Shampoo Hair Conditioner Wig")  # lumora shampoo hair conditioner wig
     wig = {**PRODUCT, "name": "Kindra Wig", "query": "wigs", "product_category": "X › Y"}
@@ -122,7 +123,7 @@ def test_type_reward_overrides_in_order():
     info = get_type_reward(wig, dup, LEX)
     assert info["title_score"] == pytest.approx(1 / 11) and info["r_type"] == 0.1
     # A goal name with no noun at all scores 0.2.
-    assert get_type_reward(PRODUCT, goal(name="Deluxe & Premium"), LEX)["title_score"] == 0.2
+    assert get_type_reward(PRODUCT, goal(name="For & With"), LEX)["title_score"] == 0.2
 
 
 def test_full_reward_formula_and_breakdown():

@@ -6,14 +6,26 @@
 * ``OracleAttributor`` - ground truth from the simulator's privileged ``info["progress"]``.
 * ``RuleAttributor`` - invalid and repeated actions are BAD.
 * ``make_attributor`` - an attributor from its name, for configuration files.
+* ``AttributionPayload`` - the typed ``info["attribution"]`` record; ``label_reward`` - GOOD/BAD -> +1/-1.
+* ``AttributionConfig`` - the mechanism's training settings (``plugin.py``: ``attach``, ``MECHANISM``).
 * ``evaluate_attributor`` - agreement of an attributor with the oracle (accuracy, kappa, per label).
 """
 
 from __future__ import annotations
 
-from .base import LABELS, AttributionResult, Attributor, StepLabel, outcome_positive, outcome_score
+from .base import (
+    LABELS,
+    AttributionPayload,
+    AttributionResult,
+    Attributor,
+    StepLabel,
+    label_reward,
+    outcome_positive,
+    outcome_score,
+)
 from .evaluate import cohen_kappa, evaluate_attributor
 from .judge import JUDGE_SYSTEM_PROMPT, LLMJudgeAttributor, build_judge_messages, parse_verdicts
+from .plugin import AttributionConfig
 from .rules import OracleAttributor, RuleAttributor, progress_of
 from .wrapper import ATTRIBUTOR_NAMES, Attribution, make_attributor
 
@@ -22,6 +34,8 @@ __all__ = [
     "JUDGE_SYSTEM_PROMPT",
     "LABELS",
     "Attribution",
+    "AttributionConfig",
+    "AttributionPayload",
     "AttributionResult",
     "Attributor",
     "LLMJudgeAttributor",
@@ -31,6 +45,7 @@ __all__ = [
     "build_judge_messages",
     "cohen_kappa",
     "evaluate_attributor",
+    "label_reward",
     "make_attributor",
     "outcome_positive",
     "outcome_score",

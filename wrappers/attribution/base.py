@@ -7,6 +7,8 @@
 * ``Attributor`` - the base class. A user's attributor overrides ``label_step`` (one step at a
   time) or ``attribute`` (a whole trajectory); ``attribute_batch`` may be overridden to batch.
 * ``outcome_score`` / ``outcome_positive`` - the outcome as the judge sees it, and its sign.
+* ``label_reward`` - the one label -> step reward mapping (GOOD +1, BAD -1).
+* ``AttributionPayload`` - the typed ``info["attribution"]`` record, ``from_info`` / ``step_rewards``.
 
 Example:
     >>> from evolver_gym.core import Step, Task, Trajectory
@@ -27,9 +29,22 @@ from typing import Any
 
 from evolver_gym.core import Trajectory
 
-__all__ = ["LABELS", "Attributor", "AttributionResult", "StepLabel", "outcome_positive", "outcome_score"]
+__all__ = ["LABELS", "Attributor", "AttributionPayload", "AttributionResult", "StepLabel", "label_reward",
+           "outcome_positive", "outcome_score"]
 
 LABELS = ("GOOD", "BAD")
+
+
+def label_reward(label: str) -> float:
+    """The step reward of an ungraded label: +1.0 for GOOD, -1.0 for BAD.
+
+    Example:
+        >>> label_reward("GOOD"), label_reward("BAD")
+        (1.0, -1.0)
+    """
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+    return 1.0 if label == "GOOD" else -1.0
 
 
 @dataclass
@@ -45,7 +60,7 @@ class StepLabel:
         if self.label not in LABELS:
             raise ValueError(f"StepLabel.label must be one of {LABELS}, got {self.label!r}")
         if self.score is None:
-            self.score = 1.0 if self.label == "GOOD" else -1.0
+            self.score = label_reward(self.label)
         self.score = float(self.score)
         self.step = int(self.step)
 
@@ -74,6 +89,37 @@ class AttributionResult:
     def flags(self) -> list[bool]:
         """``True`` for each GOOD step."""
         return [lab.label == "GOOD" for lab in self.labels]
+
+
+@dataclass
+class AttributionPayload:
+    """``info["attribution"]`` on an episode's final step: who labelled it, the labels, whether a fallback.
+
+    Example:
+        >>> info = {"attribution": AttributionResult("oracle", [StepLabel(1, "BAD"), StepLabel(0, "GOOD")]).to_info()}
+        >>> AttributionPayload.from_info(info).step_rewards()
+        [1.0, -1.0]
+        >>> AttributionPayload.from_info({"attribution": {"labels": []}}) is None
+        True
+    """
+
+    attributor: str
+    labels: list[StepLabel]
+    fallback: bool = False
+
+    @classmethod
+    def from_info(cls, info: dict[str, Any], key: str = "attribution") -> AttributionPayload | None:
+        """The payload under ``info[key]``; ``None`` when there is none or it has no labels."""
+        raw = info.get(key)
+        if not isinstance(raw, dict) or not raw.get("labels"):
+            return None
+        labels = [StepLabel(int(lab.get("step", 0)), str(lab.get("label", "GOOD")), lab.get("score"),
+                            str(lab.get("reason", ""))) for lab in raw["labels"]]
+        return cls(str(raw.get("attributor", "")), labels, bool(raw.get("fallback", False)))
+
+    def step_rewards(self) -> list[float]:
+        """One reward per step, in step order (the input of the attributed advantage)."""
+        return [float(lab.score) for lab in sorted(self.labels, key=lambda lab: lab.step)]
 
 
 def outcome_score(trajectory: Trajectory) -> float:

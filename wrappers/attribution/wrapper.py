@@ -7,15 +7,15 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from evolver_gym.core import Step, Task, Trajectory
+from evolver_gym.core import Trajectory
 from evolver_gym.core.llm import LLMError
 
+from ..plugin import TrajectoryRecorder
 from .base import Attributor
 from .judge import LLMJudgeAttributor
 from .rules import OracleAttributor, RuleAttributor
@@ -49,14 +49,6 @@ def make_attributor(spec: Attributor | str, *, client: Any = None, llm_config: A
             client = build_clients(llm_config).client_for("attributor")
         return LLMJudgeAttributor(client, **kwargs)
     raise ValueError(f"unknown attributor {spec!r}; choose from {ATTRIBUTOR_NAMES} or pass an Attributor")
-
-
-def _task_of(info: dict[str, Any]) -> Task:
-    raw = info.get("task")
-    try:
-        return Task.from_dict(raw)
-    except (TypeError, ValueError):
-        return Task("unknown", "unknown", str(info.get("instruction", "")))
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,8 +87,21 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
     Example:
         >>> import gymnasium as gym
         >>> import evolver_gym  # noqa: F401
-        >>> from wrappers.attribution import Attribution, OracleAttributor
-        >>> env = Attribution(gym.make("evolver/WebShop-v0", num_products=50), OracleAttributor())  # doctest: +SKIP
+        >>> from wrappers.attribution import Attribution, AttributionPayload
+        >>> env = Attribution(gym.make("evolver/WebShop-v0", num_products=50), "oracle")
+        >>> task = env.unwrapped.tasks("dev")[0]
+        >>> obs, info = env.reset(seed=0, options={"task": task})
+        >>> for action in env.unwrapped.oracle(task):
+        ...     obs, reward, terminated, truncated, info = env.step(action)
+        >>> payload = AttributionPayload.from_info(info)
+        >>> payload.attributor, len(payload.labels) == len(env.last_trajectory.steps), terminated
+        ('oracle', True, True)
+        >>> set(payload.step_rewards())
+        {1.0}
+
+    Change logs:
+     * v0.2.0 - ``AttributionPayload`` reads what the wrapper writes.
+     * v0.1.0 - Initially added.
     """
 
     def __init__(self, env: gym.Env, attributor: Attributor | str = "oracle", info_key: str = "attribution",
@@ -110,30 +115,22 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
         self.attributor = make_attributor(attributor, **attributor_kwargs)
         self.info_key = info_key
         self.last_trajectory: Trajectory | None = None
-        self._trajectory: Trajectory | None = None
-        self._observation: str = ""
+        # A private deep copy of each step's info: an attributor that edits it cannot touch the caller's.
+        self._recorder = TrajectoryRecorder(exclude=(info_key,))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = self.env.reset(seed=seed, options=options)
         reset_info = {k: v for k, v in info.items() if k not in ("task", self.info_key)}
-        self._trajectory = Trajectory(task=_task_of(info), metadata={"reset_info": _jsonable(reset_info)})
-        self._observation = obs
+        self._recorder.start(obs, info, reset_info=_jsonable(reset_info))
         return obs, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self._trajectory is None:
+        if not self._recorder.active:
             raise gym.error.ResetNeeded("Attribution: call reset() before step()")
         obs, reward, terminated, truncated, info = self.env.step(action)
-        traj = self._trajectory
-        # A private copy: an attributor that edits step infos cannot touch what the caller holds.
-        step_info = copy.deepcopy({k: v for k, v in info.items() if k != self.info_key})
-        traj.steps.append(Step(observation=self._observation, action=str(action), reward=float(reward),
-                               info=step_info))
-        self._observation = obs
+        self._recorder.record(action, obs, float(reward), info)
         if terminated or truncated:
-            traj.terminated, traj.truncated = bool(terminated), bool(truncated)
-            traj.success = bool(info.get("success", False))
-            traj.score = float(info.get("score", traj.total_reward))
+            traj = self._recorder.finish(terminated, truncated, info)
             traj.metadata["final_observation"] = obs
             try:
                 result = self.attributor.attribute(traj)
@@ -144,5 +141,4 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
             for step, label in zip(traj.steps, result.labels):
                 step.info[self.info_key] = label.to_dict()
             self.last_trajectory = traj
-            self._trajectory = None
         return obs, reward, terminated, truncated, info

@@ -5,10 +5,13 @@
 * ``ExperiencePool`` / ``PoolConfig`` / ``Hit`` - the pool on Milvus (milvus-lite file or server).
 * ``OfflineSummarizer`` / ``LLMSummarizer`` - trajectories to experiences, without or with a model.
 * ``ExperienceContext`` - the Gymnasium wrapper writing ``info["experience"]``.
+* ``ExperiencePayload`` - the typed ``info["experience"]`` record.
+* ``NavigationConfig`` - the mechanism's training settings (``plugin.py``: ``attach``, ``MECHANISM``).
 * ``build_pool`` - warm-up from rollouts of training tasks.
 """
 
 from .embedder import Embedder, default_model_path
+from .plugin import NavigationConfig
 from .pool import ExperiencePool, Hit, PoolConfig
 from .record import Experience
 from .summarize_llm import LLMSummarizer, parse_insights
@@ -18,13 +21,35 @@ from .wrapper import (
     EXP_CLOSE,
     EXP_OPEN,
     ExperienceContext,
+    ExperiencePayload,
     Summarizer,
     format_block,
     is_training_task,
     strip_experience,
+    summarize_into_pool,
 )
 
-__all__ = ["EXP_CLOSE", "EXP_OPEN", "Embedder", "Experience", "ExperienceContext", "ExperiencePool", "Hit",
-           "LLMSummarizer", "OfflineSummarizer", "PoolConfig", "Summarizer", "build_pool", "default_model_path",
-           "format_block", "is_training_task", "oracle_policy", "parse_insights", "random_policy",
-           "strip_experience"]
+__all__ = [
+    "EXP_CLOSE",
+    "EXP_OPEN",
+    "Embedder",
+    "Experience",
+    "ExperienceContext",
+    "ExperiencePayload",
+    "ExperiencePool",
+    "Hit",
+    "LLMSummarizer",
+    "NavigationConfig",
+    "OfflineSummarizer",
+    "PoolConfig",
+    "Summarizer",
+    "build_pool",
+    "default_model_path",
+    "format_block",
+    "is_training_task",
+    "oracle_policy",
+    "parse_insights",
+    "random_policy",
+    "strip_experience",
+    "summarize_into_pool",
+]

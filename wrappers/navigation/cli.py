@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -54,48 +56,107 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _local_path(uri: str) -> Path | None:
+    """The file or folder a milvus-lite URI names; None for a server URI."""
+    return None if "://" in uri else Path(uri)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse bad input before the pool is opened (opening one creates it)."""
+    path = _local_path(args.uri)
+    if args.cmd in {"search", "stats", "export"} and path is not None and not path.exists():
+        raise FileNotFoundError(f"no experience pool at --uri {args.uri!r} (build or import one first)")
+    if args.cmd == "import" and not Path(args.inp).is_file():
+        raise FileNotFoundError(f"--in {args.inp!r} is not a file")
+    if args.cmd == "search" and args.top_k < 1:
+        raise ValueError(f"--top-k must be positive, got {args.top_k}")
+    if args.cmd == "build":
+        if args.rollouts < 1:
+            raise ValueError(f"--rollouts must be positive, got {args.rollouts}")
+        if args.limit is not None and args.limit < 1:
+            raise ValueError(f"--limit must be positive, got {args.limit}")
+        if args.summarizer == "llm" and args.llm_config is not None and not Path(args.llm_config).is_file():
+            raise FileNotFoundError(f"--llm-config {args.llm_config!r} is not a file")
+
+
+def _remove(path: Path | None) -> None:
+    if path is None or not path.exists():
+        return
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _check(args)
     from .pool import ExperiencePool, PoolConfig
 
+    env = tasks = None
+    if args.cmd == "build":  # the environment and its tasks first: a bad id or kwargs create nothing
+        env, tasks = _env_and_tasks(args)
+    path = _local_path(args.uri)
+    created = path if path is not None and not path.exists() else None
     cfg = PoolConfig(uri=args.uri, collection=args.collection, embedding_model=args.model)
     try:
-        pool = ExperiencePool(cfg)
-    except (RuntimeError, ValueError) as exc:
-        print(f"evolver experience: {exc}", file=sys.stderr)
-        return 2
-    with pool:
-        if args.cmd == "build":
-            return _build(args, pool)
-        if args.cmd == "search":
-            hits = pool.search(args.query, top_k=args.top_k, threshold=args.threshold, env_id=args.env)
-            for h in hits:
-                print(json.dumps({"score": round(h.score, 4), **h.experience.to_dict()}, ensure_ascii=False))
-            return 0
-        if args.cmd == "stats":
-            print(json.dumps(pool.stats(), indent=2))
-            return 0
-        if args.cmd == "export":
-            print(f"exported {pool.export_jsonl(args.out, env_id=args.env)} experiences to {args.out}")
-            return 0
-        if args.cmd == "import":
-            ids = pool.import_jsonl(args.inp)
-            print(f"imported {len(ids)} records as {len(set(ids))} experiences; pool size {len(pool)}")
-            return 0
-    return 2
+        try:
+            pool = ExperiencePool(cfg)
+        except RuntimeError as exc:  # the store cannot be opened: say so in one line
+            print(f"evolver experience: error: {exc}", file=sys.stderr)
+            code = 2
+        else:
+            with pool:
+                code = _run(args, pool, env, tasks)
+    except BaseException:
+        _remove(created)  # a failed command leaves no new pool behind
+        raise
+    finally:
+        if env is not None:
+            env.close()
+    if code != 0:
+        _remove(created)
+    return code
 
 
-def _build(args: argparse.Namespace, pool) -> int:
+def _run(args: argparse.Namespace, pool, env, tasks) -> int:
+    if args.cmd == "build":
+        return _build(args, pool, env, tasks)
+    if args.cmd == "search":
+        hits = pool.search(args.query, top_k=args.top_k, threshold=args.threshold, env_id=args.env)
+        for h in hits:
+            print(json.dumps({"score": round(h.score, 4), **h.experience.to_dict()}, ensure_ascii=False))
+        return 0
+    if args.cmd == "stats":
+        print(json.dumps(pool.stats(), indent=2))
+        return 0
+    if args.cmd == "export":
+        print(f"exported {pool.export_jsonl(args.out, env_id=args.env)} experiences to {args.out}")
+        return 0
+    ids = pool.import_jsonl(args.inp)
+    print(f"imported {len(ids)} records as {len(set(ids))} experiences; pool size {len(pool)}")
+    return 0
+
+
+def _env_and_tasks(args: argparse.Namespace):
     import gymnasium as gym
 
     import evolver_gym  # noqa: F401  (registers the environments)
 
+    try:
+        kwargs = json.loads(args.env_kwargs)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}: {exc}") from None
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}")
+    env = gym.make(args.env, **kwargs)
+    tasks = env.unwrapped.tasks("train")
+    return env, (tasks[: args.limit] if args.limit else tasks)
+
+
+def _build(args: argparse.Namespace, pool, env, tasks) -> int:
+    from tqdm import tqdm
+
     from .summarize_offline import OfflineSummarizer
     from .warmup import build_pool, oracle_policy, random_policy
 
-    env = gym.make(args.env, **json.loads(args.env_kwargs))
-    tasks = env.unwrapped.tasks("train")
-    tasks = tasks[: args.limit] if args.limit else tasks
     policy = oracle_policy(env) if args.policy == "oracle" else random_policy(args.seed)
     if args.summarizer == "llm":
         from evolver_gym.core.llm.factory import build_clients
@@ -105,8 +166,19 @@ def _build(args: argparse.Namespace, pool) -> int:
         summarizer = LLMSummarizer(build_clients(args.llm_config).client_for(args.llm_role))
     else:
         summarizer = OfflineSummarizer()
-    stats = build_pool(env, policy, pool, summarizer, tasks=tasks, rollouts_per_task=args.rollouts,
-                       seed=args.seed)
+    with tqdm(total=len(tasks), desc="experience build", unit="task", file=sys.stderr) as bar:
+        stats = build_pool(env, policy, pool, summarizer, tasks=tasks, rollouts_per_task=args.rollouts,
+                           seed=args.seed, on_task=lambda *_: bar.update())
     stats.pop("ids")
-    print(json.dumps({**stats, "pool_size": len(pool)}))
+    report = {**stats, "pool_size": len(pool)}
+    summary = getattr(summarizer, "stats", None)
+    if summary is not None:
+        report["summarizer"] = dict(summary)
+    print(json.dumps(report))
+    failures = sum(summary.get(k, 0) for k in ("llm_errors", "unparsable", "invalid")) if summary else 0
+    if stats["added"] == 0 and failures:
+        reason = getattr(summarizer, "last_failure", None)
+        print(f"evolver experience build: error: no experience added: {failures} summarizer failures "
+              f"(last: {reason})", file=sys.stderr)
+        return 1
     return 0

@@ -14,6 +14,7 @@ text or a failed request (``LLMError``) drops that candidate (counted in ``stats
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,8 @@ from .wrapper import strip_experience
 
 __all__ = ["LLMSummarizer", "parse_insights", "SUCCESS_PROMPT", "FAILURE_PROMPT", "COMPARATIVE_PROMPT",
            "VALIDATION_PROMPT"]
+
+logger = logging.getLogger(__name__)
 
 _SYSTEM = ("You distil reusable experience from an agent's episodes. Experience must transfer to other "
            "tasks of the same kind: describe situations and strategies, not this task's literal values.")
@@ -158,6 +161,8 @@ class LLMSummarizer:
 
     Attributes:
         stats: Counters: ``requests``, ``llm_errors``, ``unparsable``, ``invalid``, ``rejected``, ``kept``.
+        last_failure: The reason of the latest failed request, unusable reply or refused insight
+            (each is also logged as a warning).
 
     Example:
         >>> summarizer = LLMSummarizer(client)                                   # doctest: +SKIP
@@ -178,6 +183,7 @@ class LLMSummarizer:
         self.validation_threshold, self.max_insights = float(validation_threshold), max_insights
         self.max_obs_chars, self.max_steps = int(max_obs_chars), int(max_steps)
         self.stats = dict.fromkeys(("requests", "llm_errors", "unparsable", "invalid", "rejected", "kept"), 0)
+        self.last_failure: str | None = None
 
     def render(self, t: Trajectory) -> str:
         """A trajectory as the model sees it: observations (experience blocks removed) and actions."""
@@ -205,10 +211,16 @@ class LLMSummarizer:
             for conv in convs:
                 try:
                     out.append(self.client.chat(conv))
-                except LLMError:
-                    self.stats["llm_errors"] += 1
+                except LLMError as exc:
+                    self._failed("llm_errors", f"request failed: {exc}")
                     out.append(None)
             return out
+
+    def _failed(self, counter: str, reason: str) -> None:
+        """Count a failure, remember it as ``last_failure`` and log it (a summary of 0 says why)."""
+        self.stats[counter] += 1
+        self.last_failure = reason[:300]
+        logger.warning("LLMSummarizer: %s", self.last_failure)
 
     def summarize(self, trajectories: Sequence[Trajectory]) -> list[Experience]:
         """Validated experiences from the trajectories of one task (an empty list on total failure)."""
@@ -241,15 +253,15 @@ class LLMSummarizer:
                 continue
             insights = parse_insights(reply)
             if not insights:
-                self.stats["unparsable"] += 1
+                self._failed("unparsable", f"reply has no usable insight JSON: {reply[:120]!r}")
             for ins in insights[: self.max_insights]:
                 try:
                     candidates.append(Experience(
                         when_to_use=ins["when_to_use"], content=ins["content"], env_id=task.env_id,
                         source_task_id=task.task_id, success=from_success, score=best_score,
                         metadata={"summarizer": "llm", "tags": ins["tags"], "confidence": ins["confidence"]}))
-                except (ValueError, TypeError):
-                    self.stats["invalid"] += 1
+                except (ValueError, TypeError) as exc:
+                    self._failed("invalid", f"insight refused: {exc}")
         kept = self._validated(candidates, task.instruction) if self.validate else candidates
         self.stats["kept"] += len(kept)
         return kept

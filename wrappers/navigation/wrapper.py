@@ -5,6 +5,8 @@
 * ``format_block`` - the exact block text for a list of experiences.
 * ``strip_experience`` - remove injected blocks from a text (what the trainer does before the loss).
 * ``is_training_task`` - the split guard: only training-split episodes may enter a pool.
+* ``ExperiencePayload`` - the typed ``info["experience"]`` record, ``from_info`` / ``to_info``.
+* ``summarize_into_pool`` - finished training episodes -> experiences of their own tasks -> the pool.
 
 The block is placed at the very start of the first observation, so ``info["experience"]["span"]``
 is ``[0, len(text)]`` whenever something was injected.
@@ -14,18 +16,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from evolver_gym.core import Step, Task, Trajectory
+from evolver_gym.core import Task, Trajectory
 from evolver_gym.core.spaces import UnicodeText
 
+from ..plugin import TrajectoryRecorder
 from .pool import ExperiencePool, Hit
 from .record import Experience
 
-__all__ = ["ExperienceContext", "Summarizer", "EXP_OPEN", "EXP_CLOSE", "format_block", "strip_experience",
-           "is_training_task", "TRAIN_SPLITS"]
+__all__ = ["ExperienceContext", "ExperiencePayload", "Summarizer", "EXP_OPEN", "EXP_CLOSE", "format_block",
+           "strip_experience", "is_training_task", "summarize_into_pool", "TRAIN_SPLITS"]
 
 EXP_OPEN = "<EXP>"
 EXP_CLOSE = "</EXP>"
@@ -84,8 +88,68 @@ def strip_experience(text: str) -> str:
     return _BLOCK_RE.sub("", text)
 
 
-def _empty(enabled: bool) -> dict[str, Any]:
-    return {"enabled": enabled, "ids": [], "text": "", "span": [0, 0]}
+@dataclass
+class ExperiencePayload:
+    """``info["experience"]``: what was injected into the first observation of the episode.
+
+    Example:
+        >>> p = ExperiencePayload.from_info({"experience": {"enabled": True, "ids": ["e1"], "text": "<EXP>x",
+        ...                                                  "span": [0, 6]}})
+        >>> p.used, p.strip("<EXP>xobservation")
+        (True, 'observation')
+        >>> ExperiencePayload.from_info({}) is None
+        True
+    """
+
+    enabled: bool = False
+    ids: list[str] = field(default_factory=list)
+    text: str = ""
+    span: list[int] = field(default_factory=lambda: [0, 0])
+
+    @classmethod
+    def from_info(cls, info: dict[str, Any], key: str = "experience") -> ExperiencePayload | None:
+        """The payload under ``info[key]``, or ``None`` when the wrapper did not write one."""
+        raw = info.get(key)
+        if not isinstance(raw, dict):
+            return None
+        return cls(enabled=bool(raw.get("enabled", False)), ids=[str(i) for i in raw.get("ids", [])],
+                   text=str(raw.get("text", "")), span=[int(x) for x in raw.get("span", [0, 0])])
+
+    def to_info(self) -> dict[str, Any]:
+        """A fresh dict for ``info`` (callers may edit it without touching the wrapper's state)."""
+        return {"enabled": self.enabled, "ids": list(self.ids), "text": self.text, "span": list(self.span)}
+
+    @property
+    def used(self) -> bool:
+        """Whether experience text was injected."""
+        return bool(self.text)
+
+    def strip(self, observation: str) -> str:
+        """``observation`` without the injected span (unchanged when nothing was injected)."""
+        start, end = self.span
+        if not self.used or end <= start:
+            return observation
+        return observation[:start] + observation[end:]
+
+
+def summarize_into_pool(pool: ExperiencePool, summarizer: Summarizer, trajectories: Sequence[Trajectory],
+                        train_splits: Sequence[str] = TRAIN_SPLITS) -> list[str]:
+    """Summarise training-split episodes, grouped by task, and add what they yield to ``pool``.
+
+    Two guards: only training-split tasks are summarised, and an experience is kept only when it
+    credits a task of its own group. Returns the ids added (or merged into).
+    """
+    groups: dict[str, list[Trajectory]] = {}
+    for traj in trajectories:
+        if is_training_task(traj.task, train_splits):
+            groups.setdefault(traj.task.task_id, []).append(traj)
+    added: list[str] = []
+    for group in groups.values():
+        own = {t.task.task_id for t in group}
+        new = [e for e in summarizer.summarize(group) if e.source_task_id in own]
+        if new:
+            added += pool.add(new)
+    return added
 
 
 class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
@@ -106,29 +170,42 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             LLM summarizer can contrast successes and failures).
         count_uses: Record uses and wins of the injected experiences after training episodes.
         train_splits: The splits that count as training.
+        info_key: The ``info`` key written (default ``"experience"``).
 
-    ``info`` keys written, on reset and carried on every step:
-        ``info["experience"] = {"enabled": bool, "ids": [str], "text": str, "span": [start, end]}``,
+    ``info`` keys written, on reset and carried on every step (an :class:`ExperiencePayload`):
+        ``info[info_key] = {"enabled": bool, "ids": [str], "text": str, "span": [start, end]}``,
         where ``obs[start:end] == text`` in the first observation (``[0, 0]`` and empty when nothing
         was injected).
 
     Example:
-        >>> env = ExperienceContext(gym.make("evolver/WebShop-v0"), pool)        # doctest: +SKIP
-        >>> obs, info = env.reset(seed=0)                                          # doctest: +SKIP
-        >>> s, e = info["experience"]["span"]; obs[s:e] == info["experience"]["text"]  # doctest: +SKIP
+        >>> import tempfile, gymnasium as gym, evolver_gym
+        >>> from wrappers.navigation import Experience, ExperiencePool
+        >>> pool = ExperiencePool(uri=tempfile.mkdtemp() + "/x.db", threshold=-1.0)
+        >>> _ = pool.add([Experience(when_to_use="buying shoes", content="search the type first",
+        ...                          env_id="evolver/WebShop-v0")])
+        >>> env = ExperienceContext(gym.make("evolver/WebShop-v0", num_products=50), pool, top_k=1)
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> s, e = info["experience"]["span"]; obs[s:e] == info["experience"]["text"] and e > 0
         True
-        >>> obs, info = env.reset(seed=0, options={"experience": False})          # doctest: +SKIP
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0, "experience": False})
+        >>> info["experience"]["ids"]
+        []
+        >>> pool.close()
+
+    Change logs:
+     * v0.2.0 - ``info_key``; ``step`` before ``reset`` raises ``ResetNeeded``.
+     * v0.1.0 - Initially added.
     """
 
     def __init__(self, env: gym.Env, pool: ExperiencePool, *, top_k: int | None = None,
                  threshold: float | None = None, enabled: bool = True, filter_env: bool = True,
                  max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = False,
                  summary_batch: int = 1, count_uses: bool = True,
-                 train_splits: Sequence[str] = TRAIN_SPLITS) -> None:
+                 train_splits: Sequence[str] = TRAIN_SPLITS, info_key: str = "experience") -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self, top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
             max_chars=max_chars, continual=continual, summary_batch=summary_batch, count_uses=count_uses,
-            train_splits=tuple(train_splits))
+            train_splits=tuple(train_splits), info_key=info_key)
         gym.Wrapper.__init__(self, env)
         if not isinstance(pool, ExperiencePool):
             raise TypeError(f"pool must be an ExperiencePool, got {type(pool).__name__}")
@@ -146,17 +223,19 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             raise ValueError(f"summary_batch must be a positive int, got {summary_batch!r}")
         if isinstance(train_splits, str) or not train_splits:
             raise ValueError(f"train_splits must be a non-empty sequence of split names, got {train_splits!r}")
+        if not isinstance(info_key, str) or not info_key:
+            raise ValueError(f"info_key must be a non-empty string, got {info_key!r}")
         self.pool, self.top_k, self.threshold = pool, top_k, threshold
         self.enabled, self.filter_env, self.max_chars = bool(enabled), bool(filter_env), max_chars
         self.summarizer, self.continual, self.summary_batch = summarizer, bool(continual), summary_batch
-        self.count_uses, self.train_splits = bool(count_uses), tuple(train_splits)
+        self.count_uses, self.train_splits, self.info_key = bool(count_uses), tuple(train_splits), info_key
         inner = env.observation_space
         if isinstance(inner, UnicodeText):
             # The first observation grows by the block: widen the space so it stays a member.
             self.observation_space = UnicodeText(inner.max_length + max_chars, examples=inner.examples)
-        self._exp_info: dict[str, Any] = _empty(self.enabled)
-        self._trajectory: Trajectory | None = None
-        self._last_obs = ""
+        self._payload = ExperiencePayload(enabled=self.enabled)
+        # The stored episode shows the observation without experience: no feedback loop.
+        self._recorder = TrajectoryRecorder(exclude=(info_key,), keep_info=self.continual)
         self._buffers: dict[str, list[Trajectory]] = {}
         self.last_added_ids: list[str] = []
 
@@ -177,54 +256,47 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             options = {k: v for k, v in options.items() if k != "experience"} or None
         obs, info = self.env.reset(seed=seed, options=options)
         task = info.get("task")
-        self._trajectory = Trajectory(task=Task.from_dict(task)) if isinstance(task, dict) else None
-        self._last_obs = obs
         self.last_added_ids = []
-        exp_info = _empty(enabled)
+        payload = ExperiencePayload(enabled=enabled)
         if enabled:
             instruction = info.get("instruction") or (task or {}).get("instruction") or ""
             env_id = (task or {}).get("env_id") or (self.env.spec.id if self.env.spec else None)
             hits = self.retrieve(instruction, env_id)
             block, used = _format([h.experience for h in hits], self.max_chars)
             if block:
+                payload = ExperiencePayload(True, [h.experience.id for h in hits[:used]], block, [0, len(block)])
                 obs = block + obs
-                exp_info = {"enabled": True, "ids": [h.experience.id for h in hits[:used]], "text": block,
-                            "span": [0, len(block)]}
-        self._exp_info = exp_info
-        info["experience"] = dict(exp_info, ids=list(exp_info["ids"]), span=list(exp_info["span"]))
+        self._payload = payload
+        if isinstance(task, dict):
+            self._recorder.start(payload.strip(obs), info, task=Task.from_dict(task))
+        else:
+            self._recorder.trajectory = None
+        self._reset_done = True
+        info[self.info_key] = payload.to_info()
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not getattr(self, "_reset_done", False):
+            raise gym.error.ResetNeeded("ExperienceContext: call reset() before step()")
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info["experience"] = dict(self._exp_info, ids=list(self._exp_info["ids"]),
-                                  span=list(self._exp_info["span"]))
-        if self._trajectory is not None:
-            # The stored episode shows the observation without experience: no feedback loop.
-            self._trajectory.steps.append(Step(self._last_obs, action, float(reward),
-                                               {k: v for k, v in info.items() if k != "experience"}))
-        self._last_obs = obs
-        if (terminated or truncated) and self._trajectory is not None:
-            self._finish(self._trajectory, info, terminated, truncated)
-            self._trajectory = None
+        info[self.info_key] = self._payload.to_info()
+        if self._recorder.active:
+            self._recorder.record(action, obs, float(reward), info)
+            if terminated or truncated:
+                self._finish(self._recorder.finish(terminated, truncated, info))
+        if terminated or truncated:
+            self._reset_done = False
         return obs, reward, terminated, truncated, info
 
-    def _finish(self, traj: Trajectory, info: dict[str, Any], terminated: bool, truncated: bool) -> None:
-        traj.success = bool(info.get("success", False))
-        traj.score = float(info.get("score", traj.total_reward))
-        traj.terminated, traj.truncated = bool(terminated), bool(truncated)
+    def _finish(self, traj: Trajectory) -> None:
         if not is_training_task(traj.task, self.train_splits):
             return  # the split guard: dev/test episodes never touch the pool
-        if self.count_uses and self._exp_info["ids"]:
-            self.pool.record_use(self._exp_info["ids"], won=traj.success)
+        if self.count_uses and self._payload.ids:
+            self.pool.record_use(self._payload.ids, won=traj.success)
         if not self.continual or self.summarizer is None:
             return
         group = self._buffers.setdefault(traj.task.task_id, [])
         group.append(traj)
         if len(group) >= self.summary_batch:
             del self._buffers[traj.task.task_id]
-            new = [e for e in self.summarizer.summarize(group) if self._admissible(e, group)]
-            self.last_added_ids = self.pool.add(new) if new else []
-
-    def _admissible(self, exp: Experience, group: list[Trajectory]) -> bool:
-        # Second guard: a summarizer may only credit experience to this group's training task.
-        return exp.source_task_id in {t.task.task_id for t in group}
+            self.last_added_ids = summarize_into_pool(self.pool, self.summarizer, group, self.train_splits)

@@ -9,6 +9,8 @@
 * ``ReferenceJudge``, ``JudgeResult`` - banded LLM judge for tasks the env cannot check.
 * ``Synthesizer``, ``SynthesisConfig``, ``build_synthesizer`` - the explore/propose/filter/admit cycle.
 * ``SelfQuestioning`` - the Gymnasium wrapper that draws episodes from the pool.
+* ``QuestioningConfig``, ``QuestioningPayload`` - the mechanism's training settings and its typed
+  ``info["questioning"]`` record (``plugin.py``: ``attach``, ``MECHANISM``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .curriculum import Curriculum, CurriculumConfig
 from .explorer import CallableExplorer, Explorer, LLMExplorer, RandomExplorer
 from .filters import DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup, replay
 from .judge import JudgeResult, ReferenceJudge, needs_judge
+from .plugin import QuestioningConfig, QuestioningPayload
 from .pool import TaskPool
 from .proposers import Candidate, HindsightProposer, LLMProposer, parse_task_blocks
 from .synthesis import SynthesisConfig, Synthesizer, build_synthesizer
@@ -41,6 +44,8 @@ __all__ = [
     "LeakageGuard",
     "LexicalDedup",
     "RandomExplorer",
+    "QuestioningConfig",
+    "QuestioningPayload",
     "ReferenceJudge",
     "SelfQuestioning",
     "SynthesisConfig",

@@ -2,17 +2,19 @@
 
 * ``main(argv)`` - the subcommand entry point (``synthesize``, ``stats``).
 
-``evolver questions synthesize --env evolver/WebShop-v0 --n 200 --out DIR`` explores, proposes,
+``evolver questions synthesize --env evolver/WebShop-v0 --n 200 [--out DIR]`` explores, proposes,
 filters and admits tasks until ``DIR/pool.sqlite`` holds ``n`` synthetic tasks, then writes
 ``DIR/tasks.jsonl`` (the synthetic tasks with provenance) and ``DIR/report.json`` (per stage: how
 many candidates came in, were accepted, were rejected, and why). Running the same command again
-after an interruption resumes where the last finished round left off.
+after an interruption resumes where the last finished round left off. ``DIR`` defaults to
+``runs/questions/<env id with / as ->``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -41,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--env", required=True, help="registered environment id, e.g. evolver/WebShop-v0")
     s.add_argument("--env-kwargs", default="{}", help="JSON dict of environment constructor kwargs")
     s.add_argument("--n", type=int, required=True, help="synthetic tasks the pool should hold")
-    s.add_argument("--out", required=True, help="output folder (pool.sqlite, tasks.jsonl, report.json)")
+    s.add_argument("--out", default=None,
+                   help="output folder (pool.sqlite, tasks.jsonl, report.json); default runs/questions/<env>")
     s.add_argument("--batch", type=int, default=32, help="explorations per round")
     s.add_argument("--max-rounds", type=int, default=200, help="stop after this many rounds in this run")
     s.add_argument("--max-steps", type=int, default=15, help="step cap of one exploration")
@@ -67,31 +70,49 @@ def _synthesize(args: argparse.Namespace) -> int:
 
     import evolver_gym  # noqa: F401  (registers the environment ids)
 
-    from .pool import TaskPool
-    from .synthesis import SynthesisConfig, build_synthesizer
-
     try:
         env_kwargs = json.loads(args.env_kwargs)
         if not isinstance(env_kwargs, dict):
             raise ValueError
     except ValueError:
-        print(f"evolver questions: --env-kwargs must be a JSON object, got {args.env_kwargs!r}", file=sys.stderr)
-        return 2
+        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}") from None
     if args.n < 0:
-        print(f"evolver questions: --n must be >= 0, got {args.n}", file=sys.stderr)
-        return 2
+        raise ValueError(f"--n must be >= 0, got {args.n}")
+    for flag in ("batch", "max_rounds", "max_steps"):
+        if getattr(args, flag) < 1:
+            raise ValueError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
+    if args.llm_config is not None and not Path(args.llm_config).is_file():
+        raise FileNotFoundError(f"--llm-config {args.llm_config!r} is not a file")
+    # Everything that can refuse the input runs before the output folder exists.
+    env = gym.make(args.env, **env_kwargs).unwrapped
     use_llm = args.llm_explorer or args.llm_proposer or args.llm_rephrase
     clients = None
     if use_llm:
         from evolver_gym.core.llm import build_clients
 
         clients = build_clients(args.llm_config)
-    out = Path(args.out)
+    out = Path(args.out) if args.out else Path("runs") / "questions" / args.env.replace("/", "-")
+    created = not out.exists()
+    rounds_done: list[int] = []
+    try:
+        return _run(args, env, env_kwargs, clients, out, rounds_done)
+    except Exception:
+        # A run that fails before its first round leaves nothing behind; finished rounds are kept
+        # (and an interrupted run too), so that the same command resumes them.
+        if created and not rounds_done:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients: Any, out: Path,
+         rounds_done: list[int]) -> int:
+    from .pool import TaskPool
+    from .synthesis import SynthesisConfig, build_synthesizer
+
     out.mkdir(parents=True, exist_ok=True)
     pool = TaskPool(out / "pool.sqlite")
     if pool.get_meta("synthesis") and not args.quiet:
         print(f"resuming synthesis in {out} ({len(pool.ids(origin='synthetic', status=None))} synthetic tasks so far)")
-    env = gym.make(args.env, **env_kwargs).unwrapped
     embed = not args.no_embeddings
     config = SynthesisConfig(batch=args.batch, max_rounds=args.max_rounds, max_steps=args.max_steps, seed=args.seed,
                              embedding_threshold=0.92 if embed else None, leakage_cosine=0.9 if embed else None)
@@ -107,6 +128,7 @@ def _synthesize(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
 
     def progress(rep: dict[str, Any]) -> None:
+        rounds_done.append(rep["rounds"])
         if not args.quiet:
             have = len(pool.ids(origin="synthetic", status=None))
             print(f"round {rep['rounds']}: {have}/{args.n} synthetic tasks", flush=True)

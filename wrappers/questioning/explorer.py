@@ -143,7 +143,8 @@ class LLMExplorer:
         if not isinstance(client, ChatClient):
             raise TypeError(f"LLMExplorer.client must implement ChatClient, got {type(client)}")
         if breadth_steps < 0 or depth_window < 0:
-            raise ValueError(f"LLMExplorer breadth_steps/depth_window must be >= 0, got {breadth_steps}, {depth_window}")
+            raise ValueError(
+                f"LLMExplorer breadth_steps/depth_window must be >= 0, got {breadth_steps}, {depth_window}")
         self.client = client
         self.profile = dict(profile or {})
         self.breadth_steps = breadth_steps
@@ -206,7 +207,8 @@ class Explorer:
         if not seed_tasks:
             raise ValueError("Explorer.explore needs at least one seed task")
         order = make_rng(self.seed, "explore-order", round_index).permutation(len(seed_tasks))
-        return [self.explore_one(seed_tasks[int(order[i % len(order)])], derive_seed(self.seed, "explore", round_index, i))
+        return [self.explore_one(seed_tasks[int(order[i % len(order)])],
+                                 derive_seed(self.seed, "explore", round_index, i))
                 for i in range(n)]
 
     def explore_one(self, task: Task, seed: int) -> Trajectory:

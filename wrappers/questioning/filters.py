@@ -3,7 +3,9 @@
 * ``LexicalDedup`` - token Jaccard >= 0.8 with a known or earlier candidate (AgentEvolver's rule),
   and exact same goal for environment-checked tasks.
 * ``EmbeddingDedup`` - cosine similarity of sentence embeddings >= threshold.
-* ``LeakageGuard`` - rejects a candidate near any dev/test task (lexically, by embedding, or by goal).
+* ``LeakageGuard`` - rejects a candidate near any dev/test task: lexically, by embedding, by goal, or
+  by target through the environment's leakage interface (same target, a reference that solves the
+  other task, or a unit the split holds out whole).
 * ``Feasibility`` - replays the reference in a freshly reset env: the env's own success check,
   or the reference judge for tasks the env cannot check.
 * ``DifficultyEstimate`` - pass rate of the current policy over ``k`` tries; can reject tasks outside
@@ -122,13 +124,40 @@ class LeakageGuard:
     """Rejects a candidate near any protected (dev/test) task.
 
     Near means: instruction Jaccard >= ``jaccard_threshold``, or embedding cosine >=
-    ``cosine_threshold`` (when an embedder is given), or the very same goal.
+    ``cosine_threshold`` (when an embedder is given), or the very same goal. With ``env``, also by
+    target, through the unwrapped environment's leakage interface (each method optional):
+
+    * ``target_key(task)`` - what the task asks for, however its goal is written; equal keys are the
+      same target (WebShop: product and option values; AppWorld: start state and checked state);
+    * ``solves(solver, task)`` - whether ``solver``'s reference achieves ``task``: a candidate whose
+      reference solves a protected task is refused (with ``solved_by_protected=True``, also one that a
+      protected task's reference solves: a weaker version of a protected task; off by default, since
+      in WebShop's lenient reward a dev reference solves most hindsight tasks, see docs/splits.md);
+    * ``target_buckets(task, as_solver)`` - keys that ``solves(a, b)`` needs ``a`` (as solver) and ``b``
+      (as task) to share (``"*"`` matches any); without it every protected task is tried;
+    * ``split_unit(task)`` - what the env's split scheme holds out whole (WebShop's product or
+      category split): a candidate in a held-out unit is refused.
+
+    Judge-graded candidates carry their parent's goal, so only their reference is compared.
+    ``solves=False`` keeps the key checks (target, unit) and skips ``solves`` (costly where each call
+    replays a reference, as on AppWorld).
+
+    Example:
+        >>> from evolver_gym.webshop import WebShopEnv
+        >>> env = WebShopEnv(num_products=200, goals="synthetic")
+        >>> dev = env.tasks("dev")[0]
+        >>> copy = dev.derive(instruction="a new wording", goal=dict(dev.goal), reference=dev.reference, proposer="x")
+        >>> copy.goal["goal_options"] = list(dev.goal["goal_options"].values())  # a hindsight-style goal
+        >>> LeakageGuard([dev]).near([copy]), LeakageGuard([dev], env=env).near([copy])
+        ([None], ['same target as a dev/test task'])
     """
 
     name = "leakage_guard"
 
     def __init__(self, protected: Sequence[Task], *, embedder: Embedder | None = None,
-                 jaccard_threshold: float = 0.8, cosine_threshold: float = 0.9):
+                 jaccard_threshold: float = 0.8, cosine_threshold: float = 0.9, env: Any = None,
+                 solves: bool = True, solved_by_protected: bool = False):
+        self.solved_by_protected = bool(solved_by_protected)
         self.protected = list(protected)
         self.jaccard_threshold = jaccard_threshold
         self.cosine_threshold = cosine_threshold
@@ -136,6 +165,46 @@ class LeakageGuard:
         self.goals = {k for k in map(_goal_key, self.protected) if k is not None}
         self.embedder = embedder
         self.vectors = embedder.encode([t.instruction for t in self.protected]) if embedder and self.protected else None
+        self.env = getattr(env, "unwrapped", env)
+        self._target_key = getattr(self.env, "target_key", None)
+        self._solves = getattr(self.env, "solves", None) if solves else None
+        self._buckets = getattr(self.env, "target_buckets", None)
+        self._unit = getattr(self.env, "split_unit", None)
+        self.targets = {k for k in map(self._target, self.protected) if k is not None}
+        self.units = {u for u in (self._unit(t) for t in self.protected) if u is not None} if self._unit else set()
+        # Protected tasks by bucket: as tasks (for candidates' references) and as solvers (reverse check).
+        self.by_bucket: dict[bool, dict[str, list[int]]] = {False: {}, True: {}}
+        if self._solves is not None:
+            for as_solver in (False, True) if self.solved_by_protected else (False,):
+                for i, t in enumerate(self.protected):
+                    for key in self._keys(t, as_solver):
+                        self.by_bucket[as_solver].setdefault(key, []).append(i)
+
+    def _target(self, task: Task) -> str | None:
+        return None if self._target_key is None or needs_judge(task) else self._target_key(task)
+
+    def _keys(self, task: Task, as_solver: bool) -> set[str]:
+        return set(self._buckets(task, as_solver)) if self._buckets is not None else {"*"}
+
+    def _related(self, task: Task, as_solver: bool) -> list[Task]:
+        """Protected tasks that may be solved by ``task``'s reference (``as_solver``) or whose reference
+        may solve ``task``: they share a bucket (any, when either side has ``*``)."""
+        keys = self._keys(task, as_solver)
+        index = self.by_bucket[not as_solver]
+        if "*" in keys:
+            return self.protected
+        found = set(index.get("*", ()))
+        for key in keys:
+            found.update(index.get(key, ()))
+        return [self.protected[i] for i in sorted(found)]
+
+    def _solved(self, task: Task) -> str | None:
+        if task.reference and any(self._solves(task, p) for p in self._related(task, True)):
+            return "its reference solves a dev/test task"
+        if self.solved_by_protected and not needs_judge(task) and any(
+                p.reference and self._solves(p, task) for p in self._related(task, False)):
+            return "a dev/test task's reference solves it"
+        return None
 
     def near(self, tasks: Sequence[Task]) -> list[str | None]:
         """Why each task is near a protected one (``None`` when it is not)."""
@@ -145,14 +214,19 @@ class LeakageGuard:
         out: list[str | None] = []
         for i, t in enumerate(tasks):
             key = _goal_key(t)
+            target = self._target(t)
             if key is not None and key in self.goals:
                 out.append("same goal as a dev/test task")
+            elif target is not None and target in self.targets:
+                out.append("same target as a dev/test task")
+            elif self.units and not needs_judge(t) and self._unit(t) in self.units:
+                out.append("in a unit the split holds out")
             elif self.index.most_similar(t.instruction) is not None:
                 out.append(f"jaccard>={self.jaccard_threshold} with a dev/test task")
             elif sims is not None and sims[i] >= self.cosine_threshold:
                 out.append(f"cosine>={self.cosine_threshold} with a dev/test task")
             else:
-                out.append(None)
+                out.append(self._solved(t) if self._solves is not None else None)
         return out
 
     def check(self, candidates: Sequence[Candidate]) -> list[str | None]:

@@ -50,6 +50,12 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value_json TEXT NOT NULL)
 """
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class TaskPool:
     """Seed and synthetic tasks with provenance and pass-rate history, in one SQLite file.
 
@@ -274,6 +280,8 @@ class TaskPool:
                     n += 1
                 fh.flush()
                 os.fsync(fh.fileno())
+            # mkstemp makes the file private (0600); an exported task list is an ordinary file.
+            os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):

@@ -57,11 +57,13 @@ def render_steps(traj: Trajectory, *, obs_chars: int = 600, mask: Sequence[str] 
     """The trajectory as numbered action/observation pairs; texts in ``mask`` become ``[MASKED]``."""
     blocks = []
     for i, step in enumerate(traj.steps):
-        obs_after = traj.steps[i + 1].observation if i + 1 < len(traj.steps) else traj.metadata.get("final_observation", "")
+        last = i + 1 >= len(traj.steps)
+        obs_after = traj.metadata.get("final_observation", "") if last else traj.steps[i + 1].observation
         for m in mask:
             if m:
                 obs_after = obs_after.replace(m, MASK)
-        blocks.append(f">>> STEP {i} <<<\nACTION: {_clip(step.action, 300)}\nOBSERVATION: {_clip(obs_after, obs_chars)}")
+        blocks.append(f">>> STEP {i} <<<\nACTION: {_clip(step.action, 300)}\n"
+                      f"OBSERVATION: {_clip(obs_after, obs_chars)}")
     return "\n\n".join(blocks) if blocks else "(no steps)"
 
 

@@ -51,6 +51,10 @@ class SynthesisConfig:
     lexical_threshold: float = field(default=0.8, metadata={"help": "Jaccard at/above which tasks are duplicates"})
     embedding_threshold: float | None = field(default=0.92, metadata={"help": "cosine for dedup; None: off"})
     leakage_cosine: float | None = field(default=0.9, metadata={"help": "cosine to a dev/test task; None: off"})
+    leakage_targets: str = field(default="auto", metadata={
+        "help": "leakage checks through the env's target_key / split_unit / solves: 'all'; 'keys' (same target "
+                "and held-out units, no solves); 'off'; 'auto' = 'keys' where the env marks solves as costly "
+                "(AppWorld replays a reference per pair; docs/splits.md), else 'all'"})
     add_seed_tasks: bool = field(default=True, metadata={"help": "put the seed split's tasks into the pool"})
 
     def __post_init__(self) -> None:
@@ -65,6 +69,9 @@ class SynthesisConfig:
             if v is not None and not 0.0 < v <= 1.0:
                 raise ValueError(f"SynthesisConfig.{name} must be None or in (0, 1], got {v!r}")
         self.protected_splits = tuple(self.protected_splits)
+        if self.leakage_targets not in ("auto", "all", "keys", "off"):
+            raise ValueError(f"SynthesisConfig.leakage_targets must be 'auto', 'all', 'keys' or 'off', "
+                             f"got {self.leakage_targets!r}")
 
 
 def _empty_report() -> dict[str, Any]:
@@ -273,10 +280,14 @@ def build_synthesizer(
     filters: list[Any] = [
         LexicalDedup(known, config.lexical_threshold),
         LeakageGuard(protected, embedder=embedder if config.leakage_cosine else None,
-                     jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0),
+                     jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0,
+                     env=None if config.leakage_targets == "off" else base,
+                     solves=config.leakage_targets == "all" or (
+                         config.leakage_targets == "auto" and not getattr(base, "solves_is_costly", False))),
     ]
     if embedder is not None and config.embedding_threshold:
-        filters.append(EmbeddingDedup(embedder, pool.tasks(origin="synthetic", status=None), config.embedding_threshold))
+        known_synthetic = pool.tasks(origin="synthetic", status=None)
+        filters.append(EmbeddingDedup(embedder, known_synthetic, config.embedding_threshold))
     filters.append(Feasibility(env, judge))
     if policy_factory is not None:
         filters.append(DifficultyEstimate(env, policy_factory, k=difficulty_k, judge=judge, pass_range=pass_range,

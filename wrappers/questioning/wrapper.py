@@ -11,11 +11,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from evolver_gym.core import Step, Task, Trajectory, make_rng
+from evolver_gym.core import Task, make_rng
 from evolver_gym.core.llm import ChatClient, LLMError
 
+from ..plugin import TrajectoryRecorder
 from .curriculum import Curriculum, CurriculumConfig
 from .judge import ReferenceJudge, needs_judge
+from .plugin import QuestioningPayload
 from .pool import TaskPool
 
 __all__ = ["SelfQuestioning"]
@@ -25,7 +27,8 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Draws tasks from a curated pool under a curriculum, and grades what the env cannot check.
 
     On ``reset`` without ``options["task"]``, ``options["task_id"]`` or ``options["split"]``, a task
-    is drawn from ``pool`` by the curriculum (judge-graded tasks only when a judge is configured) (seeded: ``reset(seed=s)`` restarts the draw stream
+    is drawn from ``pool`` by the curriculum (judge-graded tasks only when a judge is configured)
+    (seeded: ``reset(seed=s)`` restarts the draw stream
     from ``s``) and handed to the env as ``options={"task": ...}`` with its ``reference`` removed, so
     the reference never reaches the env, its observations or the acting policy. An explicit
     ``task_id`` found in the pool is resolved from the pool; other explicit options pass through.
@@ -37,7 +40,7 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``progress`` (measured against the parent goal) is dropped. When the episode ends, its outcome
     is appended to the task's pass-rate history (``record_outcomes=True``).
 
-    Every ``info`` carries::
+    Every ``info`` carries (a :class:`~wrappers.questioning.plugin.QuestioningPayload`)::
 
         info["questioning"] = {
             "origin": "seed" | "synthetic",
@@ -57,13 +60,18 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info_key: The ``info`` key written.
 
     Example:
-        >>> import gymnasium as gym, evolver_gym  # doctest: +SKIP
-        >>> env = SelfQuestioning(gym.make("evolver/WebShop-v0"), pool="runs/pool.sqlite")  # doctest: +SKIP
-        >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
-        >>> info["questioning"]["origin"]  # doctest: +SKIP
-        'synthetic'
+        >>> import tempfile, gymnasium as gym, evolver_gym
+        >>> base = gym.make("evolver/WebShop-v0", num_products=50)
+        >>> pool = TaskPool(tempfile.mkdtemp() + "/pool.sqlite")
+        >>> pool.add_many(base.unwrapped.tasks("train")[:4])
+        4
+        >>> env = SelfQuestioning(base, pool)
+        >>> obs, info = env.reset(seed=0)
+        >>> info["questioning"]["origin"], info["questioning"]["task_id"] in pool
+        ('seed', True)
 
     Change logs:
+     * v0.2.0 - ``QuestioningPayload``; the shared ``TrajectoryRecorder`` for judge-graded episodes.
      * v0.1.0 - Initially added
     """
 
@@ -85,7 +93,8 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif curriculum is None or isinstance(curriculum, CurriculumConfig):
             self.curriculum = Curriculum(pool, curriculum)
         else:
-            raise TypeError(f"SelfQuestioning.curriculum must be a CurriculumConfig or Curriculum, got {type(curriculum)}")
+            raise TypeError(f"SelfQuestioning.curriculum must be a CurriculumConfig or Curriculum, "
+                            f"got {type(curriculum)}")
         if judge is not None and not isinstance(judge, ReferenceJudge):
             if not isinstance(judge, ChatClient):
                 raise TypeError(f"SelfQuestioning.judge must be a ReferenceJudge or ChatClient, got {type(judge)}")
@@ -96,9 +105,8 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._rng = make_rng(int(seed), "questioning")
         self._task: Task | None = None
         self._in_pool = False
-        self._traj: Trajectory | None = None
-        self._obs = ""
-        self._q: dict[str, Any] = {}
+        self._recorder = TrajectoryRecorder(keep_info=False)
+        self._q: QuestioningPayload | None = None
         self._excluded: tuple[int, frozenset[str]] = (-1, frozenset())
 
     # -- reset ---------------------------------------------------------------------------
@@ -123,15 +131,16 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._task, self._in_pool = task, task.task_id in self.pool
         judged = needs_judge(task)
         difficulty = self.curriculum.difficulty(task.task_id) if self._in_pool else None
-        self._q = {"origin": task.origin, "task_id": task.task_id,
-                   "difficulty": difficulty if difficulty is not None else task.difficulty,
-                   "parent_id": task.parent_id, "judge": judged}
-        self._traj = Trajectory(task=Task.from_dict(task.public())) if judged else None
-        self._obs = obs
+        self._q = QuestioningPayload(origin=task.origin, task_id=task.task_id,
+                                     difficulty=difficulty if difficulty is not None else task.difficulty,
+                                     parent_id=task.parent_id, judge=judged)
+        self._recorder.trajectory = None
+        if judged:
+            self._recorder.start(obs, info, task=Task.from_dict(task.public()))
         info = dict(info)
         if judged:
             info.pop("progress", None)
-        info[self.info_key] = dict(self._q)
+        info[self.info_key] = self._q.to_info()
         return obs, info
 
     def _unjudgeable(self) -> frozenset[str]:
@@ -150,25 +159,27 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(action)
         info = dict(info)
         done = bool(terminated or truncated)
-        if self._traj is not None:
+        judged = self._recorder.active
+        if judged:
             info.pop("progress", None)
-            self._traj.steps.append(Step(observation=self._obs, action=str(action), reward=0.0, info={}))
+            self._recorder.record(action, obs, 0.0, {})
             reward = 0.0
             if done:
                 reward, info = self._grade(obs, info)
-        self._obs = obs
-        info[self.info_key] = dict(self._q)
-        judge_failed = self._traj is not None and "error" in info.get("evaluation", {})
+        info[self.info_key] = self._q.to_info()
+        judge_failed = judged and "error" in info.get("evaluation", {})
         if done and self.record_outcomes and self._in_pool and "success" in info and not judge_failed:
             self.curriculum.update(self._task.task_id, bool(info["success"]))
         return obs, float(reward), terminated, truncated, info
 
     def _grade(self, obs: Any, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        assert self._traj is not None and self._task is not None
-        self._traj.metadata["final_observation"] = obs
+        assert self._recorder.trajectory is not None and self._task is not None
+        traj = self._recorder.trajectory
+        self._recorder.trajectory = None
+        traj.metadata["final_observation"] = obs
         env_eval = {k: info.pop(k) for k in ("success", "score", "evaluation") if k in info}
         try:
-            result = self.judge.score(self._task, self._traj)
+            result = self.judge.score(self._task, traj)
         except LLMError as exc:
             # A failed judge is not a failed episode: the outcome is not recorded, reward is 0.
             info.update(success=False, score=0.0,

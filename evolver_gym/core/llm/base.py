@@ -39,8 +39,9 @@ class LLMBatchError(LLMError):
     def __init__(self, results: list[str | None], errors: list[LLMError | None]):
         failed = [(i, e) for i, e in enumerate(errors) if e is not None]
         first = failed[0][1] if failed else LLMError("no failure", kind="error")
-        super().__init__(f"{len(failed)} of {len(errors)} conversations failed; first (#{failed[0][0] if failed else -1}):"
-                         f" {first}", kind=first.kind, status=first.status)
+        first_index = failed[0][0] if failed else -1
+        super().__init__(f"{len(failed)} of {len(errors)} conversations failed; first (#{first_index}): {first}",
+                         kind=first.kind, status=first.status)
         self.results = results
         self.errors = errors
 

@@ -56,7 +56,10 @@ class LLMConfig:
         "help": "Sampling seed sent to the server / used for local generation and retry jitter."})
     extra_body: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "Extra JSON fields sent with every request (e.g. vLLM's top_k)."})
-    timeout: float = field(default=60.0, metadata={"help": "Seconds per attempt."})
+    timeout: float = field(default=60.0, metadata={
+        "help": "Seconds per attempt: a deadline for the whole reply, not per read."})
+    max_response_bytes: int = field(default=16 * 2**20, metadata={
+        "help": "Largest reply body accepted, in bytes; a larger one fails the call (kind 'too_large')."})
     max_retries: int = field(default=4, metadata={"help": "Retries after the first attempt (bounded)."})
     backoff_base: float = field(default=0.5, metadata={"help": "First backoff in seconds, doubled per retry."})
     backoff_max: float = field(default=30.0, metadata={"help": "Cap of one backoff (and of Retry-After)."})
@@ -78,7 +81,7 @@ class LLMConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"LLMConfig.{name} must be a non-negative int, got {value!r}")
-        for name in ("concurrency", "batch_size", "max_tokens"):
+        for name in ("concurrency", "batch_size", "max_tokens", "max_response_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"LLMConfig.{name} must be a positive int, got {value!r}")

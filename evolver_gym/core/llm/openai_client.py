@@ -8,12 +8,17 @@
 
 Failures after the last attempt raise :class:`~evolver_gym.core.llm.base.LLMError` whose
 ``kind`` is one of ``timeout``, ``rate_limit``, ``server``, ``connection``, ``malformed``,
-``client``, ``error``.
+``too_large``, ``client``, ``error``.
+
+The timeout is a deadline for the whole attempt (the reply's last byte included), and a reply over
+``max_response_bytes`` is refused as it streams in. Retries stay here rather than in the SDK so that
+every attempt is counted and logged; an unwritable log costs log lines, never a reply.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -26,10 +31,25 @@ from .base import LLMBatchError, LLMError, Message
 from .config import LLMConfig
 from .stats import UsageStats
 
-__all__ = ["OpenAIChatClient", "RETRYABLE_KINDS", "validate_messages"]
+__all__ = ["DeadlineExceeded", "OpenAIChatClient", "RETRYABLE_KINDS", "ReplyTooLarge", "validate_messages"]
+
+logger = logging.getLogger(__name__)
 
 RETRYABLE_KINDS = frozenset({"timeout", "rate_limit", "server", "connection", "malformed"})
 _REQUEST_KEYS = ("temperature", "top_p", "max_tokens", "stop", "seed")
+
+
+class DeadlineExceeded(Exception):
+    """An attempt's reply did not arrive completely within its timeout."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply body over ``LLMConfig.max_response_bytes``."""
+
+
+def _count(value: Any) -> int:
+    """A usage count as an int; anything that is not a non-negative number counts as 0."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def validate_messages(messages: Any) -> list[Message]:
@@ -46,7 +66,9 @@ def _classify(exc: BaseException) -> tuple[str, int | None, float | None]:
     """(kind, HTTP status, Retry-After seconds) of a failed attempt."""
     import openai
 
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, ReplyTooLarge):
+        return "too_large", None, None
+    if isinstance(exc, (openai.APITimeoutError, DeadlineExceeded)):
         return "timeout", None, None
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
@@ -69,6 +91,14 @@ def _classify(exc: BaseException) -> tuple[str, int | None, float | None]:
             if "ProtocolError" in type(cause).__name__ or "complete message body" in str(cause):
                 return "malformed", None, None
             cause = cause.__cause__ or cause.__context__
+        return "connection", None, None
+    # Errors while streaming the body come from the transport library itself, not wrapped by the SDK.
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & {"TimeoutException", "ReadTimeout"}:
+        return "timeout", None, None
+    if names & {"RemoteProtocolError", "ProtocolError", "DecodingError"}:
+        return "malformed", None, None
+    if "TransportError" in names:
         return "connection", None, None
     if isinstance(exc, (openai.APIResponseValidationError, ValueError, TypeError, KeyError, AttributeError)):
         # json.JSONDecodeError is a ValueError: a body that is not the JSON it claims to be.
@@ -121,6 +151,9 @@ class OpenAIChatClient:
         self._rng = make_random(config.seed if config.seed is not None else 0, "llm-retry-jitter", role)
         self._rng_lock = threading.Lock()
         self._log_lock = threading.Lock()
+        self._log_warned = False
+        self._model: str | None = None
+        self._model_lock = threading.Lock()
         self.sleep: Callable[[float], None] = time.sleep  # replaceable, e.g. to record backoffs
 
     # -- public API ----------------------------------------------------------------------
@@ -133,8 +166,8 @@ class OpenAIChatClient:
             started = time.monotonic()
             try:
                 with self._slots:
-                    response = self._client.chat.completions.create(**params, timeout=timeout)
-                text, usage = self._parse(response)
+                    body = self._fetch(params, started, timeout)
+                text, usage = self._parse(body)
             except Exception as exc:  # every failure is classified; none escapes unwrapped
                 kind, status, retry_after = _classify(exc)
                 self._log(params, attempt, started, error={"kind": kind, "status": status, "message": str(exc)[:500]})
@@ -184,10 +217,34 @@ class OpenAIChatClient:
         self._client.close()
 
     # -- internals -----------------------------------------------------------------------
+    def model(self) -> str:
+        """The model id requests name: ``config.model``, else the one model the server lists.
+
+        Without a configured model, requests would go out with ``"model": ""``; the server's
+        ``/v1/models`` is asked once instead, and a server listing none or several is an error
+        naming what it lists.
+        """
+        if self.config.model:
+            return self.config.model
+        with self._model_lock:
+            if self._model is None:
+                try:
+                    listed = sorted(m.id for m in self._client.models.list(timeout=self.config.timeout))
+                except Exception as exc:  # noqa: BLE001 - any failure means: set the model by hand
+                    kind = _classify(exc)[0]
+                    raise LLMError(f"{self.role}: no model configured and the server's model list is "
+                                   f"unavailable [{kind}]: {exc}; set `model` in the LLM config", kind=kind) from exc
+                if len(listed) != 1:
+                    raise LLMError(f"{self.role}: no model configured and the server lists {listed}; "
+                                   "set `model` in the LLM config to one of them", kind="client")
+                self._model = listed[0]
+            return self._model
+
     def _params(self, messages: list[Message], overrides: dict[str, Any]) -> tuple[dict[str, Any], float]:
         overrides = dict(overrides)
         timeout = float(overrides.pop("timeout", self.config.timeout))
-        params: dict[str, Any] = {"model": overrides.pop("model", self.config.model), "messages": messages}
+        model = overrides.pop("model", None) or self.model()
+        params: dict[str, Any] = {"model": model, "messages": messages}
         for key in _REQUEST_KEYS:
             value = overrides.pop(key, getattr(self.config, key))
             if value is not None:
@@ -197,17 +254,40 @@ class OpenAIChatClient:
             params["extra_body"] = extra
         return params, timeout
 
+    def _fetch(self, params: dict[str, Any], started: float, timeout: float) -> Any:
+        """The reply's JSON, read through the SDK's raw streaming response so that the attempt ends
+        ``timeout`` seconds after ``started`` and the body stays under ``max_response_bytes``.
+        httpx applies its timeout per read, which a server trickling bytes never trips."""
+        limit = self.config.max_response_bytes
+        deadline = started + timeout
+        chunks, size = [], 0
+        create = self._client.chat.completions.with_streaming_response.create
+        with create(**params, timeout=max(0.001, deadline - time.monotonic())) as response:
+            declared = response.http_response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise ReplyTooLarge(f"reply of {int(declared):,} bytes is over max_response_bytes={limit:,}")
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise ReplyTooLarge(f"reply is over max_response_bytes={limit:,} bytes")
+                if time.monotonic() > deadline:
+                    raise DeadlineExceeded(f"reply not complete within the {timeout:g} s timeout")
+                chunks.append(chunk)
+        return json.loads(b"".join(chunks))
+
     @staticmethod
-    def _parse(response: Any) -> tuple[str, dict[str, int]]:
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise ValueError(f"response has no choices: {response!r:.300}")
-        content = choices[0].message.content
+    def _parse(body: Any) -> tuple[str, dict[str, int]]:
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not choices or not isinstance(choices, list):
+            raise ValueError(f"response has no choices: {body!r:.300}")
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
             raise ValueError(f"response choice has no text content: {choices[0]!r:.300}")
-        usage = getattr(response, "usage", None)
-        counts = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-                  "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        # Token counts are bookkeeping: a reply with good content and odd counts is kept, counted as 0.
+        counts = {key: _count(usage.get(key)) for key in ("prompt_tokens", "completion_tokens")}
         return content, counts
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -226,5 +306,12 @@ class OpenAIChatClient:
         record = {"time": time.time(), "role": self.role, "attempt": attempt,
                   "latency_s": round(time.monotonic() - started, 4), "request": params, **fields}
         line = json.dumps(record, ensure_ascii=False, default=str)
-        with self._log_lock, open(self.config.log_path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        try:
+            with self._log_lock, open(self.config.log_path, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        except OSError as exc:  # a full disk or a missing folder costs the log line, never the reply
+            self.stats.record_log_error()
+            if not self._log_warned:
+                self._log_warned = True
+                logger.warning("%s: cannot write the LLM log %s (%s); requests go on unlogged",
+                               self.role, self.config.log_path, exc)

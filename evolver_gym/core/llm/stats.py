@@ -16,7 +16,8 @@ class UsageStats:
     """Counters a client updates on every request; ``snapshot()`` returns a plain dict.
 
     ``calls`` counts requests that returned text, ``failures`` requests that raised ``LLMError``
-    (after retries), ``retries`` extra attempts, ``errors`` every failed attempt by kind.
+    (after retries), ``retries`` extra attempts, ``errors`` every failed attempt by kind,
+    ``log_errors`` log lines that could not be written.
 
     Example:
         >>> s = UsageStats("judge")
@@ -35,6 +36,7 @@ class UsageStats:
         self.retries = 0
         self.errors: Counter[str] = Counter()
         self.failure_kinds: Counter[str] = Counter()
+        self.log_errors = 0
 
     def record_call(self, *, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         with self._lock:
@@ -53,6 +55,10 @@ class UsageStats:
             self.errors[kind] += 1
             self.failure_kinds[kind] += 1
 
+    def record_log_error(self) -> None:
+        with self._lock:
+            self.log_errors += 1
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
@@ -64,6 +70,7 @@ class UsageStats:
                 "retries": self.retries,
                 "errors": dict(self.errors),
                 "failure_kinds": dict(self.failure_kinds),
+                "log_errors": self.log_errors,
             }
 
     def __repr__(self) -> str:

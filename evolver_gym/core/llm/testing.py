@@ -33,7 +33,7 @@ from typing import Any
 
 __all__ = ["FAULT_KINDS", "Fault", "ScriptedLLMServer", "build_tiny_chat_model"]
 
-FAULT_KINDS = ("delay", "status", "malformed", "truncated", "empty")
+FAULT_KINDS = ("delay", "status", "malformed", "truncated", "empty", "trickle", "endless", "huge", "usage")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,9 @@ class Fault:
     gives up first), ``status`` (HTTP ``status`` with an OpenAI-style error body; ``retry_after``
     sets the header), ``malformed`` (HTTP 200 whose body is not JSON), ``truncated`` (HTTP 200
     whose body stops half-way, shorter than its ``Content-Length``), ``empty`` (valid JSON
-    without any choice).
+    without any choice), ``trickle`` (a valid reply sent one byte every ``seconds``), ``endless``
+    (a chunked body that never ends, a chunk every ``seconds``), ``huge`` (a valid reply of
+    ``size`` bytes), ``usage`` (a valid reply whose ``usage`` counts are not numbers).
     """
 
     kind: str
@@ -52,6 +54,7 @@ class Fault:
     seconds: float = 0.0
     retry_after: float | None = None
     text: str = "late reply"
+    size: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -76,6 +79,22 @@ class Fault:
     @classmethod
     def empty(cls) -> Fault:
         return cls("empty")
+
+    @classmethod
+    def trickle(cls, seconds: float = 0.25, text: str = "slow reply") -> Fault:
+        return cls("trickle", seconds=float(seconds), text=text)
+
+    @classmethod
+    def endless(cls, seconds: float = 0.05) -> Fault:
+        return cls("endless", seconds=float(seconds))
+
+    @classmethod
+    def huge(cls, size: int) -> Fault:
+        return cls("huge", size=int(size))
+
+    @classmethod
+    def bad_usage(cls, text: str = "good reply") -> Fault:
+        return cls("usage", text=text)
 
 
 def _count_tokens(text: str) -> int:
@@ -276,8 +295,49 @@ class ScriptedLLMServer:
                 elif fault.kind == "truncated":
                     full = json.dumps(server._completion(body, "this body is cut short")).encode()
                     self._send(200, full[: len(full) // 2], length=len(full))
+                elif fault.kind == "trickle":
+                    self._trickle(json.dumps(server._completion(body, fault.text)).encode(), fault.seconds)
+                elif fault.kind == "endless":
+                    self._endless(fault.seconds)
+                elif fault.kind == "huge":
+                    text = "x" * max(0, fault.size - len(json.dumps(server._completion(body, ""))))
+                    self._json(200, server._completion(body, text))
+                elif fault.kind == "usage":
+                    reply = server._completion(body, fault.text)
+                    reply["usage"] = {"prompt_tokens": "n/a", "completion_tokens": None, "total_tokens": [1]}
+                    self._json(200, reply)
                 else:  # empty
                     self._json(200, {**server._completion(body, ""), "choices": []})
+
+            def _trickle(self, payload: bytes, seconds: float) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    for i in range(len(payload)):
+                        if server._closing.wait(seconds):
+                            break
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up: the point of the fault
+                self.close_connection = True
+
+            def _endless(self, seconds: float) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b'1\r\n{\r\n')
+                    while not server._closing.wait(seconds):
+                        self.wfile.write(b'1\r\n \r\n')
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
         return Handler
 

@@ -1,10 +1,11 @@
-"""Observation shaping for small policies (optional; the environment itself is unchanged).
+"""WebShop's observation shapers for small policies (optional; the environment itself is unchanged).
 
 * ``DropRepeatedInstruction`` - removes the instruction header that WebShop repeats at the top of
   every page after the first observation.
 * ``TopResults`` - shows only the first ``k`` products of a WebShop results page.
-* ``shape_environment`` - apply shapers named in a config (``drop_repeated_instruction``,
-  ``top_results=K``).
+* ``observation_shaper`` - the shaper a config names (``drop_repeated_instruction``, ``top_results=K``);
+  ``WebShopEnv.observation_shaper`` is this function, the environment's side of
+  ``evolver_train.envs.shape_environment``.
 
 A multi-turn rollout keeps the whole conversation in context, so the instruction the first
 observation showed is still there when the policy reads page five; repeating it costs a small
@@ -14,11 +15,12 @@ policy about 30 tokens a turn (a sixth of an episode) without adding information
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["DropRepeatedInstruction", "TopResults", "shape_environment"]
+__all__ = ["DropRepeatedInstruction", "TopResults", "observation_shaper", "SHAPERS"]
 
 _PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
 
@@ -105,14 +107,20 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
 SHAPERS = ("drop_repeated_instruction", "top_results=K")
 
 
-def shape_environment(env: gym.Env, names: list[str] | tuple[str, ...]) -> gym.Env:
-    """``env`` wrapped by the named observation shapers, in order (see ``SHAPERS``)."""
-    for name in names:
-        key, _, value = str(name).partition("=")
-        if key == "drop_repeated_instruction" and not value:
-            env = DropRepeatedInstruction(env)
-        elif key == "top_results" and value.isdigit():
-            env = TopResults(env, k=int(value))
-        else:
-            raise ValueError(f"unknown observation shaper {name!r}; choose from {list(SHAPERS)}")
-    return env
+def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
+    """``env -> shaped env`` for one name of ``SHAPERS`` (``top_results`` takes ``=K``).
+
+    Example:
+        >>> observation_shaper("top_results=3").__name__
+        'shape'
+    """
+    key, _, value = str(spec).partition("=")
+    if key == "drop_repeated_instruction" and not value:
+        def shape(env: gym.Env) -> gym.Env:
+            return DropRepeatedInstruction(env)
+    elif key == "top_results" and value.isdigit():
+        def shape(env: gym.Env) -> gym.Env:
+            return TopResults(env, k=int(value))
+    else:
+        raise ValueError(f"unknown observation shaper {spec!r}; choose from {list(SHAPERS)}")
+    return shape

@@ -1,0 +1,98 @@
+"""The whole process tree dies on close and on faults: no orphans, checked in /proc."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from evolver_gym.appworld.env import AppWorldEnv
+from evolver_gym.appworld.sandbox import Sandbox, SandboxConfig
+
+from .conftest import no_api
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_gone(pids, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [p for p in pids if _running(p)]
+
+
+def test_close_leaves_no_process():
+    env = AppWorldEnv(split="train")
+    env.reset(options={"split": "train", "index": 0})
+    env.step("x = 1")
+    sb = env._sandbox
+    pids = [sb.zygote_pid, sb.pid, sb._spare.pid]
+    assert all(_running(p) for p in pids)
+    env.close()
+    assert _wait_gone(pids) == []
+
+
+def test_reset_and_timeout_leave_no_old_worker():
+    env = AppWorldEnv(split="train", timeout_s=0.5)
+    env.reset(options={"split": "train", "index": 0})
+    old = [env._sandbox.pid]
+    env.step("while True:\n    pass")
+    env.reset(options={"split": "train", "index": 0})
+    old.append(env._sandbox.pid)
+    env.reset(options={"split": "train", "index": 0})
+    assert _wait_gone(old) == []
+    env.close()
+
+
+def test_forked_descendants_are_killed_when_process_creation_is_possible():
+    """With seccomp and the uid layer off a worker can fork, even detach; the host still kills every descendant."""
+    sb = Sandbox(SandboxConfig(disable=("seccomp", "uid"), wall_s=3.0))
+    sb.reset()
+    code = (
+        "import os, time\n"
+        "def spawn(detach):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        if detach:\n"
+        "            os.setsid()\n"
+        "            if os.fork():\n"
+        "                os._exit(0)\n"
+        "        time.sleep(1000)\n"
+        "    return pid\n"
+        "print(spawn(False), spawn(True))"
+    )
+    res = sb._execute_unguarded(code, no_api)
+    kids = [int(x) for x in res.output.split()]
+    time.sleep(0.2)
+    grandchildren = [
+        int(e.name)
+        for e in os.scandir("/proc")
+        if e.name.isdigit() and _running(int(e.name)) and _session_of(int(e.name)) == kids[1]
+    ]
+    assert _running(kids[0]) and grandchildren, "the forks should have worked with these layers off"
+    worker = sb.pid
+    sb.reset()  # the old worker goes, and everything it started with it
+    assert _wait_gone([worker, kids[0], *grandchildren]) == []
+    res = sb._execute_unguarded(code, no_api)
+    more = [int(x) for x in res.output.split()]
+    zygote = sb.zygote_pid
+    sb.close()
+    assert _wait_gone([zygote, *more]) == []
+
+
+def test_worker_cannot_fork_with_all_layers(sandbox):
+    res = sandbox._execute_unguarded("import os\nprint(os.fork())", no_api)
+    assert "PermissionError" in res.output and res.ok
+
+
+def _session_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[3])
+    except OSError:
+        return -1

@@ -2,12 +2,13 @@
 
 * ``arena.avalon_v0`` - Avalon as a PettingZoo module (``env``, ``raw_env``, ``parallel_env``).
 * ``arena.avalon`` - the rules engine, bots, LLM seats, tournaments and the web viewer.
+* ``arena.train`` - several seats learning at once (``evolver arena train``).
 
 Importing ``arena`` registers:
 
 * Gymnasium ``evolver/AvalonSeat-v0`` (one Avalon seat as a text environment):
-  ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena``, or
-  ``gym.make("arena:evolver/AvalonSeat-v0")``;
+  ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena`` or ``import evolver_gym`` (which
+  registers it by a string entry point, without importing this package);
 * PettingZoo (1.27+ registry) ``arena/avalon-v0`` for both ``pettingzoo.make("aec", ...)`` and
   ``pettingzoo.make("parallel", ...)``.
 """

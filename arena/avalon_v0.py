@@ -7,7 +7,7 @@
 | Manual Control     | No                                                              |
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                    |
 | Agents count       | 5 to 10                                                         |
-| Action shape       | `Discrete(2**n + 3n + 7)` (54 for 5 players, 1061 for 10), or text |
+| Action shape       | `Discrete(2**n + 4n + 7)` (59 for 5 players, 1071 for 10), or text |
 | Observation        | `Dict(observation=Box, action_mask / legal_mask=Box, text=UnicodeText)` |
 
 A hidden-role social-deduction game. Good (loyal servants of Arthur) tries to succeed three of five
@@ -34,8 +34,13 @@ Fail fails a quest, two on quest 4 with 7+ players), and after three successes t
 The leader passes clockwise after every proposal. Five rejected teams in one round: evil wins.
 
 Night knowledge: Loyal Servant nothing; Merlin every evil player except Mordred (Oberon too unless
-`merlin_sees_oberon=False`); Percival the seats of Merlin and Morgana, not which is which; Assassin,
-Morgana, Mordred and Minions each other, not Oberon; Oberon nobody, and nobody sees him.
+`merlin_sees_oberon=False`); Percival the seats of Merlin and Morgana, not which is which (Morgana is
+only mentioned when she plays); Assassin, Morgana, Mordred and Minions each other, not Oberon; Oberon
+nobody, and nobody sees him. Percival and Morgana need Merlin in play.
+
+**Lady of the Lake** (`lady_of_the_lake=True`, 7+ players, official): the player to the right of the
+first leader holds the Lady; after quests 2, 3 and 4 (unless the game is decided) the holder names a
+player who has not held her (`LADY: j`), learns that player's side in secret, and hands her over.
 
 ### Arguments
 
@@ -43,7 +48,8 @@ Morgana, Mordred and Minions each other, not Oberon; Oberon nobody, and nobody s
 avalon_v0.env(num_players=5, variant="discrete", special_roles=("merlin", "assassin"),
               hammer="evil_wins", merlin_sees_oberon=True, full_knowledge=False,
               good_must_succeed=True, discussion_rounds=1, max_message_chars=400, max_retries=2,
-              render_mode=None, render_view="public", max_text_chars=32768, max_cycles=None)
+              lady_of_the_lake=False, render_mode=None, render_view="public", max_text_chars=32768,
+              max_cycles=None)
 ```
 
 `max_cycles` caps environment steps (all seats are truncated there); it is not a per-seat cycle
@@ -52,9 +58,9 @@ count, so PettingZoo's `max_cycles_test` does not apply to this turn-based game.
 `special_roles`: any of merlin, percival, assassin, morgana, mordred, oberon (Assassin iff Merlin);
 other seats are Loyal Servants and Minions. Variant flags for published simplifications:
 `hammer="auto_approve"` (the fifth team of a round passes without a vote), `full_knowledge=True`
-(Merlin and all evil see every side), `good_must_succeed=False`. `AvalonConfig.avalonbench()` sets
-all three, as AvalonBench and AgentEvolver play. `reset(seed, options)` accepts `options={"roles":
-[...one per seat...], "leader": seat}` to fix a deal.
+(Merlin and all evil see every side; Percival sees nothing), `good_must_succeed=False`.
+`AvalonConfig.avalonbench()` sets all three, as AvalonBench and AgentEvolver play.
+`reset(seed, options)` accepts `options={"roles": [...one per seat...], "leader": seat}` to fix a deal.
 
 ### Observation Space
 
@@ -62,11 +68,12 @@ A `Dict` built only from what the observing seat may know:
 
 * `"observation"`: `Box(0, 1, (D,), float32)` features: own seat (n), own role (8, order
   merlin, percival, servant, assassin, morgana, mordred, oberon, minion), own side (1), seats known
-  as evil (n), known as good (n, `full_knowledge` only), Merlin candidates (n, Percival), phase (6:
-  discussion, proposal, vote, quest, assassination, end), acting (1), quest (5), rejections in this
+  as evil (n), known as good (n, `full_knowledge` or the Lady's answers), Merlin candidates (n, Percival), phase
+  (7: discussion, proposal, vote, quest, assassination, end, lady), acting (1), quest (5), rejections in this
   round (5), leader (n), current team (n), quest status (5x pending/success/fail), Fail share per
   quest (5), quest teams (5n), own quest cards (5x success/fail), up to 25 proposals x (leader n,
-  team n, public votes n, present, approved), roles revealed at the end (8n), winner (2).
+  team n, public votes n, present, approved), roles revealed at the end (8n), winner (2),
+  Lady of the Lake holder (n) and past holders (n).
 * `"action_mask"` (discrete) or `"legal_mask"` (text): `Box(0, 1, (N,), int8)` over the flat code;
   all zeros for seats that are not acting. It depends only on the seat's own information (the
   Assassin's mask includes Oberon, whom the Assassin cannot see).
@@ -77,9 +84,10 @@ A `Dict` built only from what the observing seat may know:
 
 Discrete flat code (`arena.avalon.ActionCodec`): `0` NOOP; `1 + bitmask` a team; then APPROVE,
 REJECT, SUCCESS, FAIL; ASSASSINATE(j) for each seat; then speech acts PASS, CLAIM_GOOD, ACCUSE(j),
-VOUCH(j), rendered as sentences in everyone's transcript.
+VOUCH(j), rendered as sentences in everyone's transcript; then LADY(j).
 
-Text variant: `TEAM: 0, 2, 3`, `VOTE: approve|reject`, `QUEST: success|fail`, `ASSASSINATE: 2`;
+Text variant: `TEAM: 0, 2, 3`, `VOTE: approve|reject`, `QUEST: success|fail`, `ASSASSINATE: 2`,
+`LADY: 4`;
 in discussion any text is speech (`SAY: ...` or plain text, `PASS` to stay silent). `<think>...</think>`
 is dropped before parsing; speech is clipped and stripped of moderator/seat tags. Integer codes are
 accepted by the text variant too.
@@ -87,6 +95,9 @@ accepted by the text variant too.
 Invalid actions never end or decide the game: the same seat is asked again with the reason in its
 `text` and `info["error"]`, up to `max_retries` times, then a seeded fallback is played (PASS, a random
 legal team, reject, success, a random legal target) and counted in `info["fallback_actions"]`.
+One exception keeps the turn order free of hidden information: a Fail card from a seat that must
+play Success is played as Success at once (counted in that seat's `invalid_actions`, explained in its
+own `error`), as asking again would show everyone that the seat is good.
 
 ### Parallel API
 
@@ -94,8 +105,9 @@ legal team, reject, success, a random legal target) and counted in `info["fallba
 acts: all players vote together, all quest members play their cards together; discussion, the
 proposal and the assassination take one step each. Seats with nothing to do get a NOOP-only mask
 (code 0) and their actions are ignored. An invalid action is replaced at once by the seeded
-fallback and counted. `turn_based_parallel_env(...)` is PettingZoo's turn-based view of `raw_env`
-(one seat acts per step).
+fallback and counted. In the text variant every seat whose vote or card is due is addressed in its
+text and `legal_actions`; the others read "Waiting for the votes." (or "...quest cards.").
+`turn_based_parallel_env(...)` is PettingZoo's turn-based view of `raw_env` (one seat acts per step).
 
 ### Rewards
 

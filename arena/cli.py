@@ -6,10 +6,12 @@ Commands::
     evolver arena tournament --entrants rule,random --games 100 --out results.jsonl
     evolver arena matchup --good rule --evil random --games 200
     evolver arena view --game game.json | --results results.jsonl --index 3 | --live [--seats ...]
+    evolver arena train [--config arena.yaml] [--steps 150 --output-dir runs/arena ...]
 
 Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,percival,...``,
 ``--hammer evil_wins|auto_approve``, ``--avalonbench`` (AvalonBench/AgentEvolver rules),
-``--discussion-rounds``. Entrant specs: ``random``, ``rule``, ``rule_votes``, ``llm:<model>@<base_url>``.
+``--discussion-rounds``, ``--lady`` (Lady of the Lake, 7+ players). Entrant specs: ``random``, ``rule``,
+``rule_votes``, ``llm:<model>@<base_url>``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def _add_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hammer", default="evil_wins", choices=["evil_wins", "auto_approve"])
     p.add_argument("--avalonbench", action="store_true", help="AvalonBench/AgentEvolver rule variant")
     p.add_argument("--discussion-rounds", type=int, default=1)
+    p.add_argument("--lady", action="store_true", help="play with the Lady of the Lake (7+ players)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -39,10 +42,14 @@ def _config(args: argparse.Namespace) -> AvalonConfig:
     roles = tuple(r for r in args.roles.split(",") if r)
     if args.avalonbench:
         return AvalonConfig.avalonbench(
-            args.players, special_roles=roles, discussion_rounds=args.discussion_rounds
+            args.players, special_roles=roles, discussion_rounds=args.discussion_rounds, lady_of_the_lake=args.lady
         )
     return AvalonConfig(
-        args.players, special_roles=roles, hammer=args.hammer, discussion_rounds=args.discussion_rounds
+        args.players,
+        special_roles=roles,
+        hammer=args.hammer,
+        discussion_rounds=args.discussion_rounds,
+        lady_of_the_lake=args.lady,
     )
 
 
@@ -95,7 +102,65 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--host", default="127.0.0.1")
     v.add_argument("--port", type=int, default=8765)
     v.add_argument("--serve-seconds", type=float, default=0, help="stop after this long (0: until Ctrl-C)")
+
+    tr = sub.add_parser("train", help="several seats learning at once (GRPO, league, Elo); see arena.train")
+    tr.add_argument("--config", help="YAML file with ArenaTrainConfig keys; flags override it")
+    _add_train_flags(tr)
     return parser
+
+
+def _add_train_flags(p: argparse.ArgumentParser) -> None:
+    from dataclasses import MISSING, fields
+
+    from .train import ArenaTrainConfig
+
+    for f in fields(ArenaTrainConfig):
+        default = f.default if f.default is not MISSING else f.default_factory()
+        kind = type(default) if isinstance(default, (int, float, str)) and not isinstance(default, bool) else None
+        help_ = f.metadata.get("help", "") + f" (default: {default!r})"
+        if kind is None:  # lists, dicts, optional paths: JSON or plain text
+            p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, help=help_ + "; JSON for lists/dicts")
+        else:
+            p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, help=help_)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from .train import ArenaTrainConfig, train, write_plot
+
+    settings: dict = {}
+    if args.config:
+        import yaml
+
+        settings = yaml.safe_load(Path(args.config).read_text()) or {}
+        if not isinstance(settings, dict):
+            raise ValueError(f"{args.config} must hold a mapping of ArenaTrainConfig keys")
+        unknown = sorted(set(settings) - {f.name for f in fields(ArenaTrainConfig)})
+        if unknown:
+            raise ValueError(f"unknown key(s) {unknown} in {args.config}")
+    for f in fields(ArenaTrainConfig):
+        value = getattr(args, f.name)
+        if value is None:
+            continue
+        if isinstance(value, str) and f.name in ("learn_sides", "opponent_mix", "llm_seats"):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise ValueError(f"--{f.name.replace('_', '-')} must be JSON, got {value!r}") from None
+        settings[f.name] = value
+    config = ArenaTrainConfig(**settings)
+    report = train(config, log=lambda line: print(line, flush=True))
+    if config.output_dir:
+        plot = write_plot(report, Path(config.output_dir) / "arena_training.png")
+        print(f"report: {Path(config.output_dir) / 'report.json'}   plot: {plot}")
+    for row in report["evaluation"]:
+        lo, hi = row["ci95"]
+        print(f"good {row['good']:<10} evil {row['evil']:<10} good win rate {row['good_win_rate']:.3f} "
+              f"[{lo:.3f}, {hi:.3f}] over {row['games']} games")  # fmt: skip
+    if report["elo_history"]:
+        print("Elo:", json.dumps(report["elo_history"][-1]["elo"]))
+    return 0
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -250,9 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evolver arena``; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view}[args.command](
-            args
-        )
+        commands = {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view, "train": _train}
+        return commands[args.command](args)
     except (ValueError, OSError) as exc:
         print(f"evolver arena {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -22,6 +22,9 @@ def _register(env_id: str, entry_point: str, **kwargs) -> None:
 _register("evolver/WebShop-v0", "evolver_gym.webshop.env:WebShopEnv")
 _register("evolver/AppWorld-v0", "evolver_gym.appworld.env:AppWorldEnv")
 _register("evolver/AppWorldReal-v0", "evolver_gym.appworld.real:RealAppWorldEnv")
+# The Avalon seat lives in the arena package (PettingZoo underneath); the string entry point keeps
+# this import light: arena loads on the first gym.make of the id.
+_register("evolver/AvalonSeat-v0", "arena.avalon.single_seat:SingleSeat", max_episode_steps=1000)
 
 
 def _warn_on_shadowed_packages() -> None:

@@ -43,6 +43,8 @@ def play_policies(env: Any, tasks: list[Any], *, progress: bool = True) -> dict[
     unwrapped = env.unwrapped
     results = {}
     policies = {"oracle": None, "rule_baseline": rule_baseline}
+    if hasattr(unwrapped, "reference_policies"):  # environments with their own baselines (Avalon seat)
+        policies = unwrapped.reference_policies()
     for name, policy in policies.items():
         scores, wins = [], 0
         for task in tqdm(tasks, desc=name, disable=not progress, leave=False):
@@ -71,6 +73,8 @@ def play_main(argv: list[str] | None = None) -> int:
     import evolver_gym  # noqa: F401  (registers the ids)
 
     kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.env == "evolver/AvalonSeat-v0":
+        kwargs = {"deal_key": f"evolver-play-{args.seed}"}
     if args.num_products is not None:
         kwargs["num_products"] = args.num_products
     if args.data_dir is not None:
@@ -81,9 +85,9 @@ def play_main(argv: list[str] | None = None) -> int:
         print(f"evolver play: cannot make {args.env!r}: {exc}", file=sys.stderr)
         return 2
     unwrapped = env.unwrapped
-    if not hasattr(unwrapped, "oracle") or args.env != "evolver/WebShop-v0":
+    if not hasattr(unwrapped, "reference_policies") and args.env != "evolver/WebShop-v0":
         print(
-            f"evolver play: only evolver/WebShop-v0 has a rule baseline here, got {args.env!r}",
+            f"evolver play: only evolver/WebShop-v0 and evolver/AvalonSeat-v0 have baselines here, got {args.env!r}",
             file=sys.stderr,
         )
         return 2

@@ -5,7 +5,7 @@
 * ``strip_private`` - drops ``<think>...</think>`` reasoning so it never reaches other seats.
 * ``sanitize_speech`` - clips speech and removes moderator / seat-tag spoofing.
 
-Flat code for ``n`` players (``n = 5`` gives 54 actions, ``n = 10`` gives 1061)::
+Flat code for ``n`` players (``n = 5`` gives 59 actions, ``n = 10`` gives 1071)::
 
     0                      NOOP (only for seats that are not acting, in the parallel view)
     1 + m                  TEAM with member bitmask m (legal only with the quest's team size)
@@ -14,10 +14,11 @@ Flat code for ``n`` players (``n = 5`` gives 54 actions, ``n = 10`` gives 1061):
     next 2                 SAY PASS, SAY CLAIM_GOOD        (speech acts, discussion only)
     next n                 SAY ACCUSE player j
     next n                 SAY VOUCH for player j
+    next n                 LADY: examine player j (Lady of the Lake, optional rule)
 
 Text grammar (case-insensitive; the last match wins; ``<think>`` blocks are ignored)::
 
-    TEAM: 0, 2, 3     VOTE: approve | reject     QUEST: success | fail     ASSASSINATE: 2
+    TEAM: 0, 2, 3     VOTE: approve | reject     QUEST: success | fail     ASSASSINATE: 2     LADY: 4
     SAY: <speech>     (in discussion any text is speech; PASS says nothing)
     JSON {"action": "VOTE: approve"} or {"say": "..."} is accepted too.
 """
@@ -50,7 +51,7 @@ class ActionCodec:
     Example:
         >>> c = ActionCodec(5)
         >>> c.size, c.team_code([0, 2]), c.decode(c.team_code([0, 2]))
-        (54, 6, ('team', (0, 2)))
+        (59, 6, ('team', (0, 2)))
         >>> c.describe(c.APPROVE), c.describe(c.accuse(3))
         ('VOTE: approve', 'SAY: I suspect Player 3 is evil.')
     """
@@ -66,7 +67,12 @@ class ActionCodec:
         self.CLAIM_GOOD = self.PASS + 1
         self.ACCUSE0 = self.PASS + 2
         self.VOUCH0 = self.ACCUSE0 + n
-        self.size = self.VOUCH0 + n
+        self.LADY0 = self.VOUCH0 + n  # appended last: earlier codes keep their values
+        self.size = self.LADY0 + n
+        # The legal sets every seat shares, built once.
+        self.VOTES = (self.APPROVE, self.REJECT)
+        self.CARDS = (self.SUCCESS, self.FAIL)
+        self.SUCCESS_ONLY = (self.SUCCESS,)
 
     # -- encoders -------------------------------------------------------------------------
     def team_code(self, members) -> int:
@@ -84,13 +90,16 @@ class ActionCodec:
     def vouch(self, target: int) -> int:
         return self.VOUCH0 + target
 
+    def lady(self, target: int) -> int:
+        return self.LADY0 + target
+
     def is_speech(self, code: int) -> bool:
-        return self.PASS <= code < self.size
+        return self.PASS <= code < self.LADY0
 
     # -- decoder --------------------------------------------------------------------------
     def decode(self, code: int) -> tuple[str, object]:
         """``(kind, argument)``: kinds noop, team, approve, reject, success, fail, assassinate,
-        pass, claim_good, accuse, vouch."""
+        pass, claim_good, accuse, vouch, lady."""
         code = int(code)
         if not 0 <= code < self.size:
             raise ValueError(f"action code {code} is outside 0..{self.size - 1}")
@@ -109,7 +118,9 @@ class ActionCodec:
             return ("claim_good", None)
         if code < self.VOUCH0:
             return ("accuse", code - self.ACCUSE0)
-        return ("vouch", code - self.VOUCH0)
+        if code < self.LADY0:
+            return ("vouch", code - self.VOUCH0)
+        return ("lady", code - self.LADY0)
 
     def speech_text(self, code: int) -> str:
         """The sentence a speech act says aloud (empty for PASS)."""
@@ -132,6 +143,8 @@ class ActionCodec:
             return f"QUEST: {kind}"
         if kind == "assassinate":
             return f"ASSASSINATE: {arg}"
+        if kind == "lady":
+            return f"LADY: {arg}"
         if kind == "pass":
             return "PASS"
         if kind == "noop":
@@ -140,7 +153,7 @@ class ActionCodec:
 
     @cache  # noqa: B019 - one codec per player count, kept for the process
     def speech_lookup(self) -> dict[str, int]:
-        table = {self.speech_text(c).lower(): c for c in range(self.CLAIM_GOOD, self.size)}
+        table = {self.speech_text(c).lower(): c for c in range(self.CLAIM_GOOD, self.LADY0)}
         table[""] = self.PASS
         table["pass"] = self.PASS
         return table
@@ -176,6 +189,7 @@ _PATTERNS = {
     "vote": re.compile(r"vote\s*[:=]\s*\W*(approve|reject|yes|no)\b", re.IGNORECASE),
     "quest": re.compile(r"quest\s*[:=]\s*\W*(success|fail|pass)\b", re.IGNORECASE),
     "assassinate": re.compile(r"assassinate\s*[:=]\s*\W*(?:player\s*|p)?(-?\d+)", re.IGNORECASE),
+    "lady": re.compile(r"lady\s*[:=]\s*\W*(?:player\s*|p)?(-?\d+)", re.IGNORECASE),
     "say": re.compile(r"say\s*[:=]\s*(.*)", re.IGNORECASE | re.DOTALL),
 }
 _WORD = {
@@ -211,7 +225,7 @@ def _json_action(text: str) -> str | None:
 
 
 def parse_action(text: str, phase: str, codec: ActionCodec, *, team_size: int = 0) -> Parsed:
-    """Parse a model reply for ``phase`` (discussion, proposal, vote, quest, assassination).
+    """Parse a model reply for ``phase`` (discussion, proposal, vote, quest, assassination, lady).
 
     Legality against the seat's mask is checked by the caller; this only checks the form
     (and team size / player range, which are public).
@@ -260,14 +274,15 @@ def parse_action(text: str, phase: str, codec: ActionCodec, *, team_size: int = 
         if word not in ("success", "fail"):
             raise ParseError(f"no quest card in reply {body[:80]!r}; write 'QUEST: success' or 'QUEST: fail'")
         return Parsed(codec.SUCCESS if word == "success" else codec.FAIL)
-    if phase == "assassination":
-        found = _PATTERNS["assassinate"].findall(body)
+    if phase in ("assassination", "lady"):
+        word = "ASSASSINATE" if phase == "assassination" else "LADY"
+        found = _PATTERNS[word.lower()].findall(body)
         if not found and re.fullmatch(r"(?:player)?\d+", bare):
             found = re.findall(r"\d+", bare)
         if not found:
-            raise ParseError(f"no target in reply {body[:80]!r}; write 'ASSASSINATE: <player number>'")
+            raise ParseError(f"no player in reply {body[:80]!r}; write '{word}: <player number>'")
         target = int(found[-1])
         if not 0 <= target < n:
             raise ParseError(f"player number {target} out of range 0..{n - 1}")
-        return Parsed(codec.assassinate(target))
+        return Parsed(codec.assassinate(target) if phase == "assassination" else codec.lady(target))
     raise ParseError(f"no action is expected in phase {phase!r}")

@@ -181,6 +181,10 @@ class RuleBot:
             return c.FAIL if (c.FAIL in v.legal and self._fail(v)) else c.SUCCESS
         if phase == "assassination":
             return self._assassinate(v)
+        if phase == "lady":  # examine someone whose side this seat does not know yet
+            known = v.knowledge.evil | v.knowledge.good | {t for t, _ in v.lady_results}
+            unknown = [code for code in v.legal if code - c.LADY0 not in known]
+            return int(self._pick(unknown or v.legal))
         return int(v.legal[0])
 
     def _speak(self, v: SeatView) -> int:

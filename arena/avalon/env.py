@@ -44,6 +44,10 @@ _TEXT_EXAMPLES = (
 )
 
 
+class _PlayedAsSuccess(IllegalAction):
+    """A Fail card from a seat that must play Success; it is played as Success, not asked again."""
+
+
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The Avalon AEC environment. See :mod:`arena.avalon_v0` for the full manual.
 
@@ -185,7 +189,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 code = int(action)
             except (TypeError, ValueError, OverflowError):
                 raise ParseError(f"action {action!r} is neither an action code nor text") from None
-        if code not in g.legal_codes(seat):
+        legal = g.legal_codes(seat, simultaneous=True)
+        if code not in legal:
+            if code == self.codec.FAIL and g.phase == "quest" and legal == self.codec.SUCCESS_ONLY:
+                # A must-succeed seat's Fail card is played as Success at once: asking again would
+                # keep the turn and show everyone that this seat is good.
+                raise _PlayedAsSuccess("good players must play SUCCESS; your card was played as SUCCESS")
             desc = self.codec.describe(code) if 0 <= code < self.codec.size else str(code)
             raise IllegalAction(f"{desc!r} is not legal for Player {seat} in phase {g.phase}")
         return code, None
@@ -210,53 +219,66 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         seat = self._seat[agent]
         g = self.game
+        # Rewards are zero until the last step, so PettingZoo's clear/accumulate passes are only
+        # needed there (they loop over every seat at every step otherwise).
         self._cumulative_rewards[agent] = 0.0
-        self._clear_rewards()
         self._steps += 1
         try:
             code, speech = self._decode(seat, action)
             self._errors[agent] = ""
             self._retries = 0
+        except _PlayedAsSuccess as exc:
+            self._invalid[agent] += 1
+            self._errors[agent] = str(exc)
+            self._retries = 0
+            code, speech = self.codec.SUCCESS, None
         except (ParseError, IllegalAction) as exc:
             self._invalid[agent] += 1
             self._retries += 1
             if self._retries <= self.config.max_retries:
                 # Same seat again, told what was wrong; the game does not move.
                 self._errors[agent] = str(exc)
-                self._update_infos()
-                self._accumulate_rewards()
+                self._update_infos((agent,))
                 self._check_truncation()
                 return
             code, speech = self._fallback(seat), None
             self._fallbacks[agent] += 1
             self._errors[agent] = ""
             self._retries = 0
+        phase = g.phase
         g.step(code, speech)
         if g.done:
             for a in self.agents:
                 good = g.roles[self._seat[a]] in GOOD_ROLES
                 self.rewards[a] = 1.0 if (g.winner == "good") == good else -1.0
                 self.terminations[a] = True
-        else:
-            self.agent_selection = self.possible_agents[g.actor]
-            self._check_truncation()
-        self._update_infos()
-        self._accumulate_rewards()
-        if g.done or any(self.truncations.values()):
+            self._update_infos()
+            self._accumulate_rewards()
             self._deads_step_first()
+            return
+        self.agent_selection = self.possible_agents[g.actor]
+        self._update_infos(None if g.phase != phase else (agent, self.agent_selection))
+        if self.max_cycles is not None:
+            self._check_truncation()
+            if self.truncations[agent]:
+                self._deads_step_first()
 
     def _check_truncation(self) -> None:
         if self.max_cycles is not None and self._steps >= self.max_cycles and not self.game.done:
             for a in self.agents:
                 self.truncations[a] = True
 
-    def _update_infos(self) -> None:
+    def _update_infos(self, agents: tuple[str, ...] | None = None) -> None:
+        """Rebuild the infos of ``agents`` (default: every seat). Within a phase only the seat that
+        acted and the next actor can change; the other seats keep their dict, which is still exact."""
         g = self.game
-        for a in self.agents:
+        phase, actor, done = g.phase, g.actor, g.phase == "end"
+        for a in self.agents if agents is None else agents:
             seat = self._seat[a]
+            acting = actor == seat
             info = {
-                "phase": g.phase,
-                "acting": g.actor == seat,
+                "phase": phase,
+                "acting": acting,
                 "role": g.roles[seat],
                 "side": "evil" if g.is_evil[seat] else "good",
                 "invalid_actions": self._invalid[a],
@@ -264,8 +286,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
             }
             if self.variant == "text":
-                info["legal_actions"] = legal_action_texts(g, seat) if g.actor == seat else []
-            if g.done:
+                info["legal_actions"] = legal_action_texts(g, seat) if acting else []
+            if done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
             self.infos[a] = info
 

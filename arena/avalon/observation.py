@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from .engine import AvalonGame
+from .engine import PHASES, AvalonGame
 from .rules import ROLE_TITLES, ROLES, AvalonConfig
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 MAX_PROPOSALS = 25  # 5 quests x 5 proposals, under either hammer rule
-_PHASES = ("discussion", "proposal", "vote", "quest", "assassination", "end")
+_PHASES = PHASES
 
 
 class FeatureLayout:
@@ -58,6 +58,8 @@ class FeatureLayout:
             ("proposals", MAX_PROPOSALS * (3 * n + 2)),
             ("revealed_roles", n * len(ROLES)),
             ("winner", 2),
+            ("lady_holder", n),  # Lady of the Lake (zeros when the rule is off)
+            ("lady_holders", n),
         ]
         self.offsets: dict[str, tuple[int, int]] = {}
         pos = 0
@@ -73,29 +75,22 @@ def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
 
-def _public_history(game: AvalonGame, o: dict[str, int]) -> tuple[list[int], list[tuple[int, float]]]:
-    """On-indices and fractional entries of the quest and proposal history (public to all seats).
-
-    Cached on the game per history length: it changes at most 30 times a game, observations
-    are built at every step.
-    """
-    key = (len(game.proposals), len(game.quests), game.done)
-    cache = game.__dict__.setdefault("_feature_cache", {})
-    if cache.get("key") == key:
-        return cache["on"], cache["frac"]
-    n = game.n
+def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool, int]) -> tuple[list, list]:
+    """Feature entries of the public history added since ``since`` (counts of proposals and quests,
+    whether the end was seen, Lady holders): on-indices and ``(index, value)`` pairs."""
+    o, n = L.start, game.n
+    n_prop, n_quest, ended, _ = since
     on: list[int] = []
-    frac: list[tuple[int, float]] = []
-    for q in range(5):
-        if q < len(game.quests):
-            team, fails, ok = game.quests[q]
-            on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
-            frac.append((o["quest_fails"] + q, fails / len(team)))
-            on += [o["quest_teams"] + q * n + j for j in team]
-        else:
-            on.append(o["quest_status"] + 3 * q)
+    values: list[tuple[int, float]] = []
+    for q in range(n_quest, len(game.quests)):
+        team, fails, ok = game.quests[q]
+        on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
+        values.append((o["quest_status"] + 3 * q, 0.0))  # no longer pending
+        values.append((o["quest_fails"] + q, fails / len(team)))
+        on += [o["quest_teams"] + q * n + j for j in team]
     width = 3 * n + 2
-    for i, (_, leader, team, votes, approved) in enumerate(game.proposals[:MAX_PROPOSALS]):
+    for i in range(n_prop, min(len(game.proposals), MAX_PROPOSALS)):
+        _, leader, team, votes, approved = game.proposals[i]
         base = o["proposals"] + i * width
         on.append(base + leader)
         on += [base + n + j for j in team]
@@ -104,51 +99,89 @@ def _public_history(game: AvalonGame, o: dict[str, int]) -> tuple[list[int], lis
         on.append(base + 3 * n)
         if approved:
             on.append(base + 3 * n + 1)
-    if game.done:  # roles are revealed to everyone at the end
+    if game.phase == "end" and not ended:  # roles are revealed to everyone at the end
         on += [o["revealed_roles"] + j * len(ROLES) + ROLES.index(r) for j, r in enumerate(game.roles)]
         on.append(o["winner"] + (game.winner == "evil"))
-    cache.update(key=key, on=on, frac=frac)
-    return on, frac
+    if game.lady is not None:  # the holder moves: rewrite the block
+        values += [(o["lady_holder"] + j, float(j == game.lady)) for j in range(n)]
+        on += [o["lady_holders"] + j for j in game.lady_holders]
+    return on, values
 
 
-def features(game: AvalonGame, seat: int) -> np.ndarray:
-    """The feature vector of ``seat`` (values in [0, 1])."""
-    L = _layout(game.n)
-    o = L.start
-    x = np.zeros(L.size, dtype=np.float32)
-    k = game.knowledge[seat]
-    on = [
-        o["seat"] + seat,
-        o["role"] + ROLES.index(game.roles[seat]),
-        o["phase"] + _PHASES.index(game.phase),
-        o["quest"] + min(game.quest, 4),
-        o["rejections"] + min(game.rejections, 4),
-        o["leader"] + game.leader,
-    ]
-    if game.is_evil[seat]:
-        on.append(o["evil"])
-    if game.actor == seat:
-        on.append(o["acting"])
-    on += [o["known_evil"] + j for j in k.evil]
-    on += [o["known_good"] + j for j in k.good]
-    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
-    on += [o["team"] + j for j in game.team]
-    on += [o["my_cards"] + 2 * q + fail for q, fail in game.cards[seat]]
-    history, frac = _public_history(game, o)
-    x[on] = 1.0
-    x[history] = 1.0
-    for i, v in frac:
-        x[i] = v
+def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
+    """Public history plus what ``seat`` knows from the deal on (seat, role, side, night knowledge,
+    the Lady's answers). Kept per seat and brought up to date with only the history added since the
+    last observation (a proposal, a quest result), not rebuilt."""
+    cache = game.feature_cache
+    if cache is None:
+        o = L.start
+        public = np.zeros(L.size, dtype=np.float32)
+        public[[o["quest_status"] + 3 * q for q in range(5)]] = 1.0  # every quest pending
+        cache = game.feature_cache = [-1, (0, 0, False, 0), public, {}]
+    if cache[0] != game.history:
+        counts = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
+        on, values = _history_on(game, L, cache[1])
+        lady_changed = cache[1][3] != counts[3]
+        for x in (cache[2], *cache[3].values()):
+            x[on] = 1.0
+            for i, v in values:
+                x[i] = v
+        if lady_changed:  # the new holder's own answers arrive with her
+            cache[3].clear()
+        cache[0], cache[1] = game.history, counts
+    x = cache[3].get(seat)
+    if x is None:
+        o, k = L.start, game.knowledge[seat]
+        x = cache[2].copy()
+        on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
+        if game.is_evil[seat]:
+            on.append(o["evil"])
+        on += [o["known_evil"] + j for j in k.evil]
+        on += [o["known_good"] + j for j in k.good]
+        on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
+        for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
+            on.append((o["known_evil"] if evil else o["known_good"]) + target)
+        x[on] = 1.0
+        cache[3][seat] = x
     return x
 
 
-def legal_mask(game: AvalonGame, seat: int, size: int) -> np.ndarray:
-    """int8 mask over the flat code; nonzero only for the acting seat."""
-    mask = np.zeros(size, dtype=np.int8)
-    codes = game.legal_codes(seat)
-    if codes:
-        mask[list(codes)] = 1
-    return mask
+def features(game: AvalonGame, seat: int) -> np.ndarray:
+    """The feature vector of ``seat`` (values in [0, 1]); a fresh array the caller may keep."""
+    L = _layout(game.n)
+    o = L.start
+    x = _seat_base(game, seat, L).copy()
+    # The few entries that change at every step, set one by one (cheaper than a fancy index here).
+    x[o["phase"] + _PHASE_INDEX[game.phase]] = 1.0
+    x[o["quest"] + min(game.quest, 4)] = 1.0
+    x[o["rejections"] + min(game.rejections, 4)] = 1.0
+    x[o["leader"] + game.leader] = 1.0
+    if game.actor == seat:
+        x[o["acting"]] = 1.0
+    for j in game.team:
+        x[o["team"] + j] = 1.0
+    for q, seats, fails in game._cards:
+        if seat in seats:
+            x[o["my_cards"] + 2 * q + fails[seats.index(seat)]] = 1.0
+    return x
+
+
+_PHASE_INDEX = {p: i for i, p in enumerate(_PHASES)}
+
+
+def legal_mask(game: AvalonGame, seat: int, size: int, *, simultaneous: bool = False) -> np.ndarray:
+    """int8 mask over the flat code; nonzero only for the acting seat (or, with ``simultaneous``,
+    every seat whose choice is due). A fresh array the caller may keep."""
+    codes = game.legal_codes(seat, simultaneous=simultaneous)
+    masks = game._t.masks  # legal sets repeat across games: one array per set and rules
+    mask = masks.get(codes)
+    if mask is None or len(mask) != size:
+        mask = np.zeros(size, dtype=np.int8)
+        if codes:
+            mask[list(codes)] = 1
+        if len(masks) < 4096:
+            masks[codes] = mask
+    return mask.copy()
 
 
 @lru_cache(maxsize=64)
@@ -179,14 +212,44 @@ def rules_summary(config: AvalonConfig) -> str:
         f"On an approved quest each member secretly plays a card. {quest_rule}. "
         "Only the number of Fail cards is revealed.",
     ]
+    if config.lady_of_the_lake:
+        lines.append(
+            "Lady of the Lake: after quests 2, 3 and 4 her holder examines one player who has not held her, "
+            "learns in secret whether that player is good or evil, and hands her to that player."
+        )
     return "\n".join(lines)
 
 
-def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
+def _instruction(game: AvalonGame, seat: int, variant: str, simultaneous: bool = False) -> str:
+    """The closing instruction of a seat's text; the acting seat's is memoised per rules table for
+    the phases that repeat all game (votes, quest cards, proposals, speech turns)."""
+    phase = game.phase
+    if phase in ("vote", "quest", "proposal", "discussion") and (
+        game.actor == seat or (simultaneous and seat in game.pending())
+    ):
+        if phase == "vote":
+            key = (phase, game.team, game.rejections == 4)
+        elif phase == "quest":
+            key = (phase, game.is_evil[seat] or not game.config.good_must_succeed)
+        elif phase == "proposal":
+            key = (phase, game.quest)
+        else:
+            key = (phase, variant, game.leader, game.quest)
+        memo = game._t.instructions
+        text = memo.get(key)
+        if text is None:
+            text = memo[key] = _instruction_text(game, seat, variant, simultaneous)
+        return text
+    return _instruction_text(game, seat, variant, simultaneous)
+
+
+def _instruction_text(game: AvalonGame, seat: int, variant: str, simultaneous: bool = False) -> str:
     phase, c = game.phase, game.codec
     if game.done:
         return "The game is over."
-    if game.actor != seat:
+    if game.actor != seat and not (simultaneous and seat in game.pending()):
+        if simultaneous and phase in ("vote", "quest"):
+            return f"Waiting for the {'votes' if phase == 'vote' else 'quest cards'}."
         return f"Waiting for Player {game.actor} ({phase})."
     if phase == "discussion":
         if variant == "text":
@@ -208,10 +271,16 @@ def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
             f"Vote on team [{', '.join(map(str, game.team))}]. Reply 'VOTE: approve' or 'VOTE: reject'.{warn}"
         )
     if phase == "quest":
-        if c.FAIL in game.legal_codes(seat):
+        if c.FAIL in game.legal_codes(seat, simultaneous=simultaneous):
             return "You are on the quest. Reply 'QUEST: success' or 'QUEST: fail'."
         return "You are on the quest. Reply 'QUEST: success' (good players must succeed)."
     targets = [c.decode(code)[1] for code in game.legal_codes(seat)]
+    if phase == "lady":
+        return (
+            "You hold the Lady of the Lake: name a player to examine. Reply 'LADY: <player>'; choices: "
+            + ", ".join(map(str, targets))
+            + "."
+        )
     return (
         "Name the player you believe is Merlin. Reply 'ASSASSINATE: <player>'; choices: "
         + ", ".join(map(str, targets))
@@ -220,17 +289,27 @@ def _instruction(game: AvalonGame, seat: int, variant: str) -> str:
 
 
 def seat_text(
-    game: AvalonGame, seat: int, variant: str = "text", *, error: str = "", max_chars: int = 32768
+    game: AvalonGame,
+    seat: int,
+    variant: str = "text",
+    *,
+    error: str = "",
+    max_chars: int = 32768,
+    simultaneous: bool = False,
 ) -> str:
-    """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``."""
-    head = rules_summary(game.config)
-    lines = game.lines[seat]
-    tail = _instruction(game, seat, variant)
+    """The transcript of ``seat``; older lines are dropped (and counted) beyond ``max_chars``.
+    ``simultaneous``: every voter or quest member is addressed at once (the parallel view)."""
+    t = game._t
+    head = t.summary
+    if head is None:
+        head = t.summary = rules_summary(game.config)
+    tail = _instruction(game, seat, variant, simultaneous)
     if error:
         tail = f"Your last reply was not accepted: {error}\n{tail}"
-    body = "\n".join(lines)
+    body = _seat_body(game, seat)
     budget = max_chars - len(head) - len(tail) - 64
     if len(body) > budget:
+        lines = game.seat_lines(seat)
         keep, total = [lines[0]], len(lines[0])
         tail_lines: list[str] = []
         for line in reversed(lines[1:]):
@@ -243,9 +322,22 @@ def seat_text(
     return f"{head}\n\n{body}\n\n{tail}"[:max_chars]
 
 
-def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64) -> list[str]:
+def _seat_body(game: AvalonGame, seat: int) -> str:
+    """The seat's transcript joined into one string, extended incrementally (one join per new line
+    instead of one join of the whole game per observation)."""
+    lines = game.seat_lines(seat)
+    cache = game.body_cache
+    count, body = cache.get(seat, (0, ""))
+    if count < len(lines):
+        new = "\n".join(lines[count:])
+        body = f"{body}\n{new}" if count else new
+        cache[seat] = (len(lines), body)
+    return body
+
+
+def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64, *, simultaneous: bool = False) -> list[str]:
     """Text forms of the seat's legal actions (teams are summarised when there are too many)."""
-    codes = game.legal_codes(seat)
+    codes = game.legal_codes(seat, simultaneous=simultaneous)
     if not codes:
         return []
     if game.phase == "proposal" and len(codes) > limit:

@@ -80,7 +80,9 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
             mask[list(codes)] = 1
         else:
             mask[0] = 1  # NOOP: nothing to do this step
-        text = seat_text(g, seat, self.variant, error=self._errors[agent], max_chars=self._aec.max_text_chars)
+        text = seat_text(
+            g, seat, self.variant, error=self._errors[agent], max_chars=self._aec.max_text_chars, simultaneous=True
+        )
         return {"observation": features(g, seat), self._mask_key: mask, "text": text}
 
     def _infos(self) -> dict[str, dict[str, Any]]:
@@ -99,7 +101,7 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
             }
             if self.variant == "text":
-                info["legal_actions"] = legal_action_texts(g, seat) if seat == g.actor else []
+                info["legal_actions"] = legal_action_texts(g, seat, simultaneous=True)
             if g.done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
             infos[a] = info

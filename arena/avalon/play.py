@@ -67,9 +67,10 @@ def play_game(
         env.step(player.act(game.view(seat), text))
         steps += 1
         if on_event is not None:
-            while sent < len(game.events):
-                on_event(game.events[sent])
-                sent += 1
+            events = game.events  # rendered from the game's record on each access
+            for event in events[sent:]:
+                on_event(event)
+            sent = len(events)
     return {
         "seed": seed,
         "roles": list(game.roles),

@@ -21,7 +21,8 @@ Official rules (The Resistance: Avalon rulebook):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -79,12 +80,16 @@ class AvalonConfig:
             ``"auto_approve"`` (AvalonBench/AgentEvolver: the fifth team passes without a vote).
         merlin_sees_oberon: Whether Merlin sees Oberon as evil (standard script: yes).
         full_knowledge: AvalonBench/AgentEvolver simplification: Merlin and every evil player see
-            every player's side; Percival, Morgana, Mordred and Oberon knowledge is not modelled.
+            every player's side; Percival, Morgana, Mordred and Oberon knowledge is not modelled
+            (Percival sees nothing, everyone else as in the official table).
         good_must_succeed: Official: good players can only play Success on a quest. AvalonBench
             does not enforce it.
         discussion_rounds: Times each player speaks before every proposal (leader first).
         max_message_chars: Longest utterance kept; longer speech is clipped.
         max_retries: Invalid actions a seat may retry before a seeded fallback is played for it.
+        lady_of_the_lake: The official Lady of the Lake module (7 or more players): the player to the
+            right of the first leader holds the Lady; after quests 2, 3 and 4 the holder examines one
+            player who has not held her, learns that player's side in secret, and hands her over.
 
     Example:
         >>> AvalonConfig(7).team_sizes, AvalonConfig(7).fails_needed[3]
@@ -102,6 +107,7 @@ class AvalonConfig:
     discussion_rounds: int = 1
     max_message_chars: int = 400
     max_retries: int = 2
+    lady_of_the_lake: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_players, int) or self.num_players not in SETUP:
@@ -116,6 +122,10 @@ class AvalonConfig:
             raise ValueError(f"special_roles has duplicates: {roles!r}")
         if ("merlin" in roles) != ("assassin" in roles):
             raise ValueError(f"the Assassin is in play exactly when Merlin is, got {roles!r}")
+        needs_merlin = [r for r in ("percival", "morgana") if r in roles]
+        if needs_merlin and "merlin" not in roles:
+            # Percival's power is finding Merlin and Morgana's is posing as Merlin: both need him.
+            raise ValueError(f"special role(s) {needs_merlin!r} need Merlin in play, got {roles!r}")
         good, evil, _, _ = SETUP[self.num_players]
         n_good = sum(r in GOOD_ROLES for r in roles)
         n_evil = sum(r in EVIL_ROLES for r in roles)
@@ -132,6 +142,22 @@ class AvalonConfig:
             raise ValueError(f"max_message_chars must be a positive int, got {self.max_message_chars!r}")
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ValueError(f"max_retries must be a non-negative int, got {self.max_retries!r}")
+        if not isinstance(self.lady_of_the_lake, bool):
+            raise ValueError(f"lady_of_the_lake must be a bool, got {self.lady_of_the_lake!r}")
+        if self.lady_of_the_lake and self.num_players < 7:
+            raise ValueError(
+                f"lady_of_the_lake is played with 7 or more players (official rules), got num_players="
+                f"{self.num_players}"
+            )
+        # Configs key the engine's per-deal caches: hash the fields once, not at every lookup.
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        # Rebuilt from the fields, so the cached hash is recomputed in the receiving process.
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
 
     # -- derived tables --------------------------------------------------------------
     @property
@@ -210,13 +236,21 @@ def night_knowledge(config: AvalonConfig, roles: tuple[str, ...] | list[str], se
     - Percival: the seats of Merlin and Morgana, not which is which.
     - Assassin, Morgana, Mordred, Minion: the other evil players except Oberon.
     """
+    return _night_knowledge(config, tuple(roles), seat)
+
+
+@lru_cache(maxsize=8192)
+def _night_knowledge(config: AvalonConfig, roles: tuple[str, ...], seat: int) -> Knowledge:
+    # Deals repeat (60 role arrangements at 5 players), so the table is computed once per deal.
     role = roles[seat]
     others = [s for s in range(len(roles)) if s != seat]
-    if config.full_knowledge and (role == "merlin" or role in EVIL_ROLES):
-        return Knowledge(
-            evil=frozenset(s for s in others if roles[s] in EVIL_ROLES),
-            good=frozenset(s for s in others if roles[s] in GOOD_ROLES),
-        )
+    if config.full_knowledge:
+        if role == "merlin" or role in EVIL_ROLES:
+            return Knowledge(
+                evil=frozenset(s for s in others if roles[s] in EVIL_ROLES),
+                good=frozenset(s for s in others if roles[s] in GOOD_ROLES),
+            )
+        return Knowledge()  # Percival's pair is not part of this variant
     if role == "merlin":
         hidden = {"mordred"} | (set() if config.merlin_sees_oberon else {"oberon"})
         return Knowledge(

@@ -6,8 +6,12 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -20,10 +24,39 @@ from .bots import Player, make_player
 from .env import raw_env
 from .rules import ROLE_TITLES, AvalonConfig
 
-__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "evaluation_report"]
+__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "host_deal_key", "evaluation_report"]
 
 ENV_ID = "evolver/AvalonSeat-v0"
 SPLIT_SIZES = {"train": 1000, "dev": 100, "test": 200}
+DEAL_KEY_ENV = "EVOLVER_ARENA_DEAL_KEY"
+
+
+def host_deal_key() -> str:
+    """The host's secret that turns public task seeds into deals.
+
+    ``$EVOLVER_ARENA_DEAL_KEY`` when set; otherwise a random key created once per host (user cache
+    folder, ``evolver-gym/arena-deal-key``, written atomically) so that a task is the same game in
+    every run on this host, while the task id and seed alone say nothing about the deal.
+    """
+    key = os.environ.get(DEAL_KEY_ENV)
+    if key:
+        return key
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evolver-gym"
+    path = folder / "arena-deal-key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False) as f:
+        f.write(secrets.token_hex(16))
+    try:
+        os.link(f.name, path)  # the first writer wins; a concurrent one reads that key
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(f.name)
+    return path.read_text().strip()
 _EXAMPLES = (
     "PASS",
     "SAY: I am loyal to Arthur.",
@@ -71,8 +104,11 @@ class SingleSeat(gym.Env):
     An invalid reply keeps the turn (the observation says why) up to ``max_retries`` times, then a
     seeded fallback is played for the seat.
 
-    **Tasks**: ``tasks(split)`` for ``train``/``dev``/``test``; a task fixes the game seed (deal and
-    first leader), the learning seat and optionally its role. Same task, same seed: same game.
+    **Tasks**: ``tasks(split)`` for ``train``/``dev``/``test``; a task fixes the learning seat,
+    optionally its role, and a public seed. The deal, the first leader and the other seats' random
+    choices come from that seed *and* the host's ``deal_key``, which the policy never sees: the
+    task id, the task and ``info`` reveal nothing hidden, while the host replays the same game for
+    the same task and key (reproducible evaluation and training).
 
     **Reward**: +1 if the seat's side wins, -1 if it loses, at the last step; 0 before.
 
@@ -87,6 +123,8 @@ class SingleSeat(gym.Env):
         opponents: A player kind (``"rule"``, ``"random"``, ``"rule_votes"``), a list of kinds (one
             per other seat, in seat order) or a callable ``seat -> Player``.
         config: Rules; other rule keywords build one when omitted.
+        deal_key: Host secret mixed into every game seed (default: :func:`host_deal_key`). Keep it
+            out of the policy's reach; the same key gives the same games.
         max_text_chars: Longest observation.
         render_mode: ``"ansi"`` renders the seat's transcript.
 
@@ -106,10 +144,13 @@ class SingleSeat(gym.Env):
         role: str | None = None,
         opponents: str | Sequence[str] | Callable[[int], Player] = "rule",
         config: AvalonConfig | None = None,
+        deal_key: str | None = None,
         max_text_chars: int = 16384,
         render_mode: str | None = None,
         **rules: Any,
     ):
+        if deal_key is not None and (not isinstance(deal_key, str) or not deal_key):
+            raise ValueError(f"deal_key must be a non-empty string, got {deal_key!r}")
         if config is None:
             config = AvalonConfig(num_players=num_players, **rules)
         if role is not None and role not in config.roles_in_play():
@@ -125,6 +166,7 @@ class SingleSeat(gym.Env):
         self.config = config
         self.role = role
         self.opponents = opponents
+        self._deal_key = deal_key if deal_key is not None else host_deal_key()
         self.render_mode = render_mode
         self._aec = raw_env(config=config, variant="text", max_text_chars=max_text_chars)
         self.observation_space = UnicodeText(max_text_chars)
@@ -147,7 +189,6 @@ class SingleSeat(gym.Env):
             seed=seed,
             instruction=f"Play Avalon ({n} players) from seat {seat}{who} and help your side win.",
             goal={
-                "game_seed": seed,
                 "seat": seat,
                 "role": self.role,
                 "num_players": n,
@@ -181,8 +222,28 @@ class SingleSeat(gym.Env):
         }
 
     def oracle(self, task: Task) -> list[str]:
-        """Avalon has no action list that wins against every table; returns ``[]``."""
+        """Avalon has no action list that wins against every table; returns ``[]``. The reference
+        players are :meth:`reference_policies` (they read the game as it goes)."""
         return []
+
+    def reference_policies(self) -> dict[str, Callable[[str, dict[str, Any]], str]]:
+        """Baseline players for the learning seat, as ``policy(observation, info) -> reply``
+        (what ``evolver play`` scores): ``rule`` (the AvalonBench-style rule bot) and ``random``
+        (a random legal action). They decide from the seat's own information set only."""
+
+        def player(kind: str) -> Callable[[str, dict[str, Any]], str]:
+            bot, state = make_player(kind), {"game": None}
+
+            def act(observation: str, info: dict[str, Any]) -> str:
+                game = self._aec.game
+                if state["game"] is not game:  # a new episode: reseed the bot from the game
+                    state["game"] = game
+                    bot.reset(self.seat, derive_seed(self._deal_key, "reference", self.task.seed))
+                return self._aec.codec.describe(int(bot.act(game.view(self.seat))))
+
+            return act
+
+        return {"rule": player("rule"), "random": player("random")}
 
     def hindsight_task(self, trajectory: Any) -> Task | None:
         """Games do not yield verifiable hindsight tasks; returns ``None``."""
@@ -190,7 +251,8 @@ class SingleSeat(gym.Env):
 
     def _resolve(self, options: dict[str, Any]) -> Task:
         if "task" in options:
-            return Task.from_dict(options["task"])
+            task = options["task"]
+            return task if isinstance(task, Task) else Task.from_dict(task)
         if "task_id" in options:
             tid = str(options["task_id"])
             prefix = f"{ENV_ID}/"
@@ -228,21 +290,20 @@ class SingleSeat(gym.Env):
         if not 0 <= self.seat < n:
             raise ValueError(f"task seat {self.seat} is outside 0..{n - 1}")
         aec = self._aec
-        aec.reset(seed=int(goal.get("game_seed", task.seed)))
+        # The deal follows from the public task seed only together with the host's secret key.
+        game_seed = derive_seed(self._deal_key, "avalon-deal", task.seed)
+        aec.reset(seed=game_seed)
         role = goal.get("role")
         if role:
             roles = list(aec.game.roles)
             other = roles.index(role)
             roles[self.seat], roles[other] = roles[other], roles[self.seat]
-            aec.reset(
-                seed=int(goal.get("game_seed", task.seed)),
-                options={"roles": roles, "leader": aec.game.leader},
-            )
+            aec.reset(seed=game_seed, options={"roles": roles, "leader": aec.game.leader})
         others = [s for s in range(n) if s != self.seat]
         self._players = [None] * n
         for i, s in enumerate(others):
             p = self._opponent(s, i)
-            p.reset(s, derive_seed(task.seed, "opponent", s))
+            p.reset(s, derive_seed(game_seed, "opponent", s))
             self._players[s] = p
         self._steps = 0
         self._advance()

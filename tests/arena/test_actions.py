@@ -22,13 +22,14 @@ PHASE_OF = {
     "claim_good": "discussion",
     "accuse": "discussion",
     "vouch": "discussion",
+    "lady": "lady",
 }
 
 
 @pytest.mark.parametrize("n", range(5, 11))
 def test_every_code_round_trips_through_text(n):
     c = ActionCodec(n)
-    assert c.size == 2**n + 3 * n + 7
+    assert c.size == 2**n + 4 * n + 7
     for code in range(1, c.size):
         kind, arg = c.decode(code)
         if kind == "team" and not arg:

@@ -197,3 +197,32 @@ def test_render_views_public_seat_and_omniscient():
     assert all(f"P{s} {r}" not in views["public"] for s, r in enumerate(roles))
     with pytest.raises(ValueError, match="player_9"):
         avalon_v0.raw_env(num_players=5, render_view="player_9")
+
+
+@pytest.mark.parametrize("lady", [False, True])
+def test_incremental_features_equal_a_fresh_computation(lady):
+    """Feature vectors kept up to date step by step equal the vectors built from scratch."""
+    from arena.avalon import AvalonConfig
+    from arena.avalon.env import raw_env
+    from arena.avalon.observation import features
+
+    cfg = AvalonConfig(8 if lady else 5, discussion_rounds=0, lady_of_the_lake=lady)
+    compared = 0
+    for seed in range(8):
+        e = raw_env(config=cfg)
+        e.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        g = e.game
+        while True:
+            seats = [g.actor, (g.actor + 1) % g.n] if g.actor >= 0 else [0, 3]
+            kept = [features(g, s) for s in seats]
+            saved, g.feature_cache = g.feature_cache, None  # rebuild from the whole history...
+            for s, x in zip(seats, kept, strict=True):
+                assert np.array_equal(x, features(g, s)), (seed, g.steps, s)
+                compared += 1
+            g.feature_cache = saved  # ...then go on with the incremental state
+            if g.done:
+                break
+            legal = g.legal_codes(g.actor)
+            e.step(int(legal[rng.integers(len(legal))]))
+    assert compared > 100

@@ -12,7 +12,7 @@ import pytest
 
 from arena.avalon import AvalonConfig, AvalonGame
 from arena.avalon.env import raw_env
-from arena.avalon.rules import EVIL_ROLES, GOOD_ROLES, ROLES, SETUP
+from arena.avalon.rules import EVIL_ROLES, GOOD_ROLES, ROLE_TITLES, ROLES, SETUP
 
 OPTIONAL = ("percival", "morgana", "mordred", "oberon")
 WATCHED_ROLES: set[str] = set()  # roles of the seats whose views were compared
@@ -210,10 +210,26 @@ def test_assassin_mask_includes_unseen_oberon():
     assert 6 in targets and 5 not in targets and 4 not in targets
 
 
-@pytest.mark.parametrize("view_seat_role", ["servant", "merlin", "assassin"])
-def test_transcript_never_shows_hidden_roles_before_the_end(view_seat_role):
+def _hidden_roles_named(body: str, seat: int, roles) -> list[tuple[int, str]]:
+    """Other seats whose role ``body`` states (as the end-of-game reveal or a moderator would)."""
+    low = body.lower()
+    named = []
+    for other, role in enumerate(roles):
+        if other == seat:
+            continue
+        for title in {role, ROLE_TITLES[role].lower()}:
+            forms = (f"p{other} {title}", f"player {other}, {title}", f"player {other} is {title}",
+                     f"player {other} is the {title}")  # fmt: skip
+            if any(form in low for form in forms):
+                named.append((other, role))
+    return named
+
+
+def _check_transcripts(view_seat_role: str, seeds: range) -> int:
+    """Plays random games; asserts the seat's transcript never names a hidden role. Returns checks."""
     cfg = AvalonConfig(5)
-    for seed in range(30):
+    checks = 0
+    for seed in seeds:
         e = raw_env(config=cfg, variant="text")
         e.reset(seed=seed)
         seat = e.game.roles.index(view_seat_role)
@@ -221,8 +237,29 @@ def test_transcript_never_shows_hidden_roles_before_the_end(view_seat_role):
         while not e.game.done:
             text = e.observe(e.possible_agents[seat])["text"]
             body = text.split("\n\n", 1)[1]  # skip the rules summary, which names the roles in play
-            for other, role in enumerate(e.game.roles):
-                if other != seat:
-                    assert f"P{other} {role}" not in body.lower()
+            named = _hidden_roles_named(body, seat, e.game.roles)
+            assert not named, f"seat {seat} ({view_seat_role}) reads hidden roles {named}"
+            checks += 1
             legal = e.game.legal_codes(e.game.actor)
             e.step(int(legal[rng.integers(len(legal))]))
+    return checks
+
+
+@pytest.mark.parametrize("view_seat_role", ["servant", "merlin", "assassin"])
+def test_transcript_never_shows_hidden_roles_before_the_end(view_seat_role):
+    assert _check_transcripts(view_seat_role, range(30)) > 30
+
+
+def test_transcript_check_catches_an_injected_role_line(monkeypatch):
+    """Guards the guard: the end-of-game roles line injected into every transcript is caught."""
+    import arena.avalon.observation as obs
+
+    original = obs.seat_text
+
+    def leaky(game, seat, *a, **kw):
+        roles = ", ".join(f"P{s} {ROLE_TITLES[r]}" for s, r in enumerate(game.roles))
+        return original(game, seat, *a, **kw) + f"\nRoles: {roles}."
+
+    monkeypatch.setattr("arena.avalon.env.seat_text", leaky)
+    with pytest.raises(AssertionError, match="reads hidden roles"):
+        _check_transcripts("servant", range(1))

@@ -213,3 +213,28 @@ def test_deal_is_uniform_over_seats(n):
     expected = games / n
     tol = 4 * np.sqrt(expected * (1 - 1 / n))  # four standard deviations
     assert np.all(np.abs(merlin - expected) < tol) and np.all(np.abs(leader - expected) < tol)
+
+
+def test_full_knowledge_gives_percival_nothing():
+    cfg = AvalonConfig(7, special_roles=("merlin", "percival", "assassin", "morgana"), full_knowledge=True)
+    roles = ["merlin", "percival", "servant", "servant", "assassin", "morgana", "minion"]
+    k = night_knowledge(cfg, roles, 1)
+    assert k.merlin_candidates == frozenset() and k.evil == frozenset() and k.good == frozenset()
+    assert night_knowledge(cfg, roles, 0).evil == {4, 5, 6}  # Merlin still sees every evil side
+
+
+@pytest.mark.parametrize("specials", [("percival", "morgana"), ("percival",), ("morgana",)])
+def test_percival_and_morgana_need_merlin(specials):
+    with pytest.raises(ValueError, match="need Merlin"):
+        AvalonConfig(7, special_roles=specials)
+
+
+def test_percival_night_line_names_morgana_only_when_she_plays():
+    roles = ["merlin", "percival", "servant", "servant", "assassin", "mordred", "minion"]
+    cfg = AvalonConfig(7, special_roles=("merlin", "percival", "assassin", "mordred"))
+    line = AvalonGame(cfg, roles, 0).seat_lines(1)[0]
+    assert "Morgana" not in line and "Merlin is Player 0." in line
+    roles[5] = "morgana"
+    cfg = AvalonConfig(7, special_roles=("merlin", "percival", "assassin", "morgana"))
+    line = AvalonGame(cfg, roles, 0).seat_lines(1)[0]
+    assert "Merlin is among: Player 0, Player 5 (Morgana appears the same)." in line

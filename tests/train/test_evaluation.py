@@ -379,7 +379,8 @@ def test_arena_scripted_seat_win_rate():
     import arena  # noqa: F401 - registers evolver/AvalonSeat-v0
 
     env = gym.make("evolver/AvalonSeat-v0")
-    tasks = [env.unwrapped.tasks("dev")[i] for i in (0, 1, 14)]  # seats: good, good, evil
+    # Under deal key "evaluation-test" these seats are good, good, evil.
+    tasks = [env.unwrapped.tasks("dev")[i] for i in (3, 2, 16)]
     env.close()
     tok, generate = _example_reply_seat()
     report = evaluate_policy(
@@ -389,7 +390,7 @@ def test_arena_scripted_seat_win_rate():
         tasks=tasks,
         k=1,
         temperature=0.0,
-        env_kwargs={"num_players": 5, "opponents": "random"},
+        env_kwargs={"num_players": 5, "opponents": "random", "deal_key": "evaluation-test"},
         generate=generate,
         rollout=RolloutSettings(
             max_turns=200, max_episode_tokens=10**6, max_turn_tokens=64, max_observation_tokens=2000
@@ -398,7 +399,7 @@ def test_arena_scripted_seat_win_rate():
     _check_report(report, tasks=3, k=1)
     assert report["invalid_action_rate"] == 0.0  # every reply went through the text protocol
     a = report["arena"]
-    # Against seeded random bots this seat loses game 0 and wins games 1 and 14 (same task, same game).
+    # Against seeded random bots this seat loses game 3 and wins games 2 and 16 (same task and key, same game).
     assert [p["successes"] for p in report["per_task"]] == [[0], [1], [1]]
     assert (a["games"], a["wins"], a["unfinished"]) == (3, 2, 0) and a["win_rate"] == pytest.approx(2 / 3)
     assert a["win_rate_ci95"] == pytest.approx(list(wilson_interval(2, 3)))

@@ -12,8 +12,9 @@ is ``[0, len(text)]`` whenever something was injected.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -21,7 +22,7 @@ import gymnasium as gym
 from evolver_gym.core import Step, Task, Trajectory
 from evolver_gym.core.spaces import UnicodeText
 
-from .pool import ExperiencePool, Hit
+from .pool import ExperiencePool, Hit, PoolConfig
 from .record import Experience
 
 __all__ = ["ExperienceContext", "Summarizer", "EXP_OPEN", "EXP_CLOSE", "format_block", "strip_experience",
@@ -84,6 +85,16 @@ def strip_experience(text: str) -> str:
     return _BLOCK_RE.sub("", text)
 
 
+def _open_pool(pool: Any) -> ExperiencePool:
+    if isinstance(pool, ExperiencePool):
+        return pool
+    if isinstance(pool, Mapping):
+        pool = PoolConfig(**pool)
+    if isinstance(pool, (str, PoolConfig)):
+        return ExperiencePool(pool)
+    raise TypeError(f"pool must be an ExperiencePool, a PoolConfig, its fields or a URI, got {type(pool).__name__}")
+
+
 def _empty(enabled: bool) -> dict[str, Any]:
     return {"enabled": enabled, "ids": [], "text": "", "span": [0, 0]}
 
@@ -93,7 +104,11 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
 
     Args:
         env: A text environment (its ``info`` has ``instruction`` and ``task``).
-        pool: The :class:`ExperiencePool` to retrieve from (and add to, in continual mode).
+        pool: The :class:`ExperiencePool` to retrieve from (and add to, in continual mode), or where
+            one lives: a URI (``http://host:19530`` for a Milvus server shared by many processes), a
+            :class:`PoolConfig` or its fields as a mapping. The pool's configuration (without its
+            token) is recorded in the spec, so ``gym.make(env.spec)`` rebuilds the wrapper; a pool
+            the wrapper opened itself is closed with the environment.
         top_k: Experiences per episode (``None``: the pool's default).
         threshold: Minimum similarity (``None``: the pool's default).
         enabled: Whether episodes get experience unless ``reset(options={"experience": ...})`` says.
@@ -120,18 +135,20 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
         >>> obs, info = env.reset(seed=0, options={"experience": False})          # doctest: +SKIP
     """
 
-    def __init__(self, env: gym.Env, pool: ExperiencePool, *, top_k: int | None = None,
+    def __init__(self, env: gym.Env, pool: ExperiencePool | PoolConfig | Mapping[str, Any] | str, *,
+                 top_k: int | None = None,
                  threshold: float | None = None, enabled: bool = True, filter_env: bool = True,
                  max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = False,
                  summary_batch: int = 1, count_uses: bool = True,
                  train_splits: Sequence[str] = TRAIN_SPLITS) -> None:
+        self._owns_pool = not isinstance(pool, ExperiencePool)
+        pool = _open_pool(pool)
         gym.utils.RecordConstructorArgs.__init__(
-            self, top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
+            self, pool={k: v for k, v in dataclasses.asdict(pool.config).items() if k != "token"},
+            top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
             max_chars=max_chars, continual=continual, summary_batch=summary_batch, count_uses=count_uses,
             train_splits=tuple(train_splits))
         gym.Wrapper.__init__(self, env)
-        if not isinstance(pool, ExperiencePool):
-            raise TypeError(f"pool must be an ExperiencePool, got {type(pool).__name__}")
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
         if threshold is not None and not -1.0 <= float(threshold) <= 1.0:
@@ -224,6 +241,11 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             del self._buffers[traj.task.task_id]
             new = [e for e in self.summarizer.summarize(group) if self._admissible(e, group)]
             self.last_added_ids = self.pool.add(new) if new else []
+
+    def close(self) -> None:
+        super().close()
+        if self._owns_pool:
+            self.pool.close()
 
     def _admissible(self, exp: Experience, group: list[Trajectory]) -> bool:
         # Second guard: a summarizer may only credit experience to this group's training task.

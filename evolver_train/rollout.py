@@ -28,7 +28,8 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
-__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
+__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes",
+           "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -370,6 +371,19 @@ def _outcome(info: dict[str, Any], rewards: list[float], key: str) -> float:
     return float(info.get("score", 0.0))
 
 
+def _reset_all(envs: Any, calls: list[tuple[int, dict[str, Any]]]) -> list[tuple[Any, dict[str, Any]]]:
+    # A batch of remote environments (evolver_train.env_workers) resets them all in one round trip.
+    if hasattr(envs, "reset_many"):
+        return envs.reset_many(calls)
+    return [envs[i].reset(**kwargs) for i, kwargs in calls]
+
+
+def _step_all(envs: Any, calls: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+    if hasattr(envs, "step_many"):
+        return envs.step_many(calls)
+    return [envs[i].step(action) for i, action in calls]
+
+
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
                   max_turns: int, max_episode_tokens: int, max_turn_tokens: int, strip_experience: bool = False,
                   outcome_key: str = "score", invalid_action_penalty: float = 0.0,
@@ -388,11 +402,13 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     contexts: list[list[int]] = []
     observations: list[str] = []
     rewards: list[list[float]] = []
-    for env, row in zip(envs, rows):
+    resets = []
+    for i, row in enumerate(rows):
         options: dict[str, Any] = {"task": row.task}
         if row.experience is not None:
             options["experience"] = bool(row.experience)
-        obs, info = env.reset(seed=int(row.seed), options=options)
+        resets.append((i, {"seed": int(row.seed), "options": options}))
+    for row, (obs, info) in zip(rows, _reset_all(envs, resets)):
         obs = str(obs)
         exp = info.get("experience")
         span = exp.get("span") if isinstance(exp, dict) and exp.get("text") else None
@@ -429,6 +445,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         else:
             sampled, logprobs = generate([contexts[i] for i in active], caps)
         still_active: list[int] = []
+        actions: list[tuple[int, str]] = []
         for i, ids, lps in zip(active, sampled, logprobs):
             ep = episodes[i]
             ids, lps = list(ids), list(lps)
@@ -438,8 +455,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
                 # The per-turn cap cut the action: close the turn with an EOS the model did not sample.
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
                 contexts[i].append(codec.eos_token_id)
-            action = codec.decode_action([t for t in ids if t != codec.eos_token_id])
-            obs, reward, terminated, truncated, info = envs[i].step(action)
+            actions.append((i, codec.decode_action([t for t in ids if t != codec.eos_token_id])))
+        for (i, action), (obs, reward, terminated, truncated, info) in zip(actions, _step_all(envs, actions)):
+            ep = episodes[i]
             obs = str(obs)
             ep.steps.append(Step(observation=observations[i], action=action, reward=float(reward), info=info))
             ep.anchors.append(_anchor(observations[i]))

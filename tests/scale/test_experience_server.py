@@ -108,7 +108,9 @@ def test_experience_context_rebuilds_from_its_spec_and_runs_in_async_workers(mil
     rebuilt.close()
     env.close()
     wrap = [lambda e: ExperienceContext(e, uri, threshold=0.5)]
-    vec = gym.make_vec(ENV, 2, vectorization_mode="async", wrappers=wrap, num_products=200)
+    # spawn, not fork: this process holds open gRPC channels, and gRPC is not fork-safe.
+    vec = gym.make_vec(ENV, 2, vectorization_mode="async", wrappers=wrap, vector_kwargs={"context": "spawn"},
+                       num_products=200)
     try:
         obs, info = vec.reset(seed=[0, 0])
         assert obs[0] == obs[1] and "open the cheapest matching item first" in obs[0]

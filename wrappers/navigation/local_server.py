@@ -5,8 +5,9 @@
   ``ExperiencePool`` takes.
 
 Every process that opens ``ExperiencePool(server.uri)`` shares one pool (milvus-lite, by contrast,
-is one process's file). Ports are chosen free from 19530 upwards, so several servers may run side
-by side. Command line (blocks until Ctrl-C)::
+is one process's file). The client port is the first free one from 19530 up, but the embedded etcd
+always binds 127.0.0.1:2379-2380, so one such server runs per machine (a second one exits at once,
+with that error). Command line (blocks until Ctrl-C)::
 
     python -m wrappers.navigation.local_server --dir /var/lib/evolver-milvus
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +64,37 @@ class LocalMilvusServer:
         began = time.perf_counter()
         server.start()
         try:
-            server.wait_started(timeout=int(self.startup_timeout * 1000))
+            self._wait_healthy(server, began)
         except BaseException:
             server.stop()
             raise
         self.startup_seconds = time.perf_counter() - began
         self._server = server
         return self
+
+    def _wait_healthy(self, server: Any, began: float) -> None:
+        # The package's own wait keeps polling after the server process died; stop at once instead.
+        url = f"http://127.0.0.1:{server.webservice_port}/healthz"
+        while time.perf_counter() - began < self.startup_timeout:
+            code = server.server_proc.poll()
+            if code is not None:
+                raise RuntimeError(f"the Milvus server exited with code {code} while starting: {self._last_error()} "
+                                   f"(logs in {self.base_dir / 'logs'})")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if b"OK" in resp.read():
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"the Milvus server in {self.base_dir} did not answer {url} within "
+                           f"{self.startup_timeout:.0f} s (logs in {self.base_dir / 'logs'})")
+
+    def _last_error(self) -> str:
+        log = self.base_dir / "logs" / "milvus-stdout.log"
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "[ERROR]" in line] \
+            if log.is_file() else []
+        return errors[-1][:300] if errors else "no error in its log"
 
     @property
     def port(self) -> int:

@@ -57,7 +57,8 @@ def test_concurrent_writers_lose_nothing_and_compaction_leaves_no_duplicates(mil
     assert all(r[2] == 0 for r in results), "a process did not read back its own acknowledged writes"
     returned = {i for r in results for i in r[1]}
 
-    with ExperiencePool(milvus_server.uri, dim=DIM, collection=collection) as pool:
+    # Strong reads: this process wrote nothing, and must see every write the others had acknowledged.
+    with ExperiencePool(milvus_server.uri, dim=DIM, collection=collection, consistency="Strong") as pool:
         assert pool.stats()["search"] == "milvus"  # a server pool never searches a local mirror
         before = len(pool)
         # every experience is there: on a server, add() leaves merging across writers to compact()
@@ -99,6 +100,7 @@ def test_experience_context_rebuilds_from_its_spec_and_runs_in_async_workers(mil
         _, info = probe.reset(seed=0)
         probe.close()
         pool.add([Experience(info["instruction"], "open the cheapest matching item first", env_id=ENV)])
+        assert len(pool) == 1  # a Strong count: the server's query node has the row before other clients search
     env = ExperienceContext(gym.make(ENV, num_products=200), uri, threshold=0.5)
     obs, info = env.reset(seed=0)
     assert "open the cheapest matching item first" in obs and info["experience"]["ids"]

@@ -46,6 +46,7 @@ _LITE_REFS: dict[str, int] = {}
 _LITE_LOCK = threading.Lock()
 _MAX_MERGED_SOURCES = 20
 _INDEX_TYPES = ("auto", "FLAT", "HNSW", "IVF_FLAT")
+_CONSISTENCY = ("Session", "Strong", "Bounded", "Eventually")
 
 
 @dataclass
@@ -64,6 +65,10 @@ class PoolConfig:
     merge_threshold: float = field(default=0.95, metadata={
         "help": "cosine similarity at or above which a new experience merges into an existing one "
                 "of the same environment (> 1 disables merging)"})
+    consistency: str = field(default="Session", metadata={
+        "help": "server searches and reads: Session (this process's writes at once, other processes' within "
+                "about a second; fast), Strong (every acknowledged write, but each search waits for the server's "
+                "next time tick, ~200 ms), Bounded or Eventually. Counts, scans and compact() are always Strong"})
     merge_on_add: bool | None = field(default=None, metadata={
         "help": "merge a new experience into a stored near-duplicate inside add(); None = on for milvus-lite "
                 "(one writer), off on a server, where that read-modify-write would race with other writers "
@@ -92,6 +97,8 @@ class PoolConfig:
             raise ValueError(f"PoolConfig.merge_threshold must be > 0, got {self.merge_threshold!r}")
         if self.search_mode not in ("auto", "milvus", "memory"):
             raise ValueError(f"PoolConfig.search_mode must be auto, milvus or memory, got {self.search_mode!r}")
+        if self.consistency not in _CONSISTENCY:
+            raise ValueError(f"PoolConfig.consistency must be one of {_CONSISTENCY}, got {self.consistency!r}")
         if self.index_type not in _INDEX_TYPES:
             raise ValueError(f"PoolConfig.index_type must be one of {_INDEX_TYPES}, got {self.index_type!r}")
         for name in ("hnsw_m", "hnsw_ef_construction", "search_ef"):
@@ -301,9 +308,7 @@ class ExperiencePool:
             index = c.prepare_index_params()
             index.add_index(field_name="vector", index_type=self.config.index, metric_type="COSINE",
                             params=self.config.index_params())
-            # Strong consistency on a server: a search or read sees every write acknowledged before it,
-            # whichever process made it (the default, Bounded, lags by up to a few seconds).
-            extra = {} if self.config.is_lite else {"consistency_level": "Strong"}
+            extra = {} if self.config.is_lite else {"consistency_level": self.config.consistency}
             c.create_collection(name, schema=schema, index_params=index, **extra)
         else:
             dims = [f.get("params", {}).get("dim") for f in c.describe_collection(name)["fields"]
@@ -328,8 +333,9 @@ class ExperiencePool:
                     return
                 yield list(rows)
                 offset += len(rows)
+        # Strong: a scan (all(), compact(), the mirror) must see every write acknowledged before it.
         it = self._client.query_iterator(self.config.collection, batch_size=batch, filter=expr,
-                                         output_fields=fields)
+                                         output_fields=fields, consistency_level="Strong")
         try:
             while rows := it.next():
                 yield list(rows)
@@ -503,6 +509,9 @@ class ExperiencePool:
         """The stored experiences with these ids (missing ids are skipped), in the given order."""
         return [r for r, _ in self._get_with_vectors(list(ids))]
 
+    def _read_level(self) -> dict[str, Any]:
+        return {} if self.config.is_lite else {"consistency_level": self.config.consistency}
+
     def _get_with_vectors(self, ids: list[str]) -> list[tuple[Experience, np.ndarray]]:
         self._check_open()
         if not ids:
@@ -510,7 +519,8 @@ class ExperiencePool:
         if self._mirror is not None:
             m = self._mirror
             return [(m.records[m.index[i]], m.vectors[m.index[i]]) for i in ids if i in m.index]
-        rows = self._client.get(self.config.collection, ids=ids, output_fields=[*_FIELDS, "vector"])
+        rows = self._client.get(self.config.collection, ids=ids, output_fields=[*_FIELDS, "vector"],
+                                **self._read_level())
         by_id = {r["id"]: (self._to_record(r), np.asarray(r["vector"], dtype=np.float32)) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -553,7 +563,7 @@ class ExperiencePool:
         out_fields = [*_FIELDS, "vector"] if with_vectors else _FIELDS
         res = self._client.search(self.config.collection, data=[v for v in vectors], limit=k,
                                   filter=_filter_expr(env_id), output_fields=out_fields,
-                                  search_params=self.config.search_params(k))
+                                  search_params=self.config.search_params(k), **self._read_level())
         found = []
         for hits in res:
             row = []
@@ -581,7 +591,8 @@ class ExperiencePool:
             self._check_open()
             if self._mirror is not None:
                 return len(self._mirror)
-            res = self._client.query(self.config.collection, filter="", output_fields=["count(*)"])
+            res = self._client.query(self.config.collection, filter="", output_fields=["count(*)"],
+                                     **({} if self.config.is_lite else {"consistency_level": "Strong"}))
             return int(res[0]["count(*)"])
 
     def stats(self) -> dict[str, Any]:

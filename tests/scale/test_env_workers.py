@@ -12,11 +12,10 @@ from evolver_train.env_workers import EnvWorkerConfig, RayEnvPool, RemoteEnvs, m
 from evolver_train.rollout import ChatCodec, EnvPool, RowSpec, play_episodes, sample_tokens
 from tests.train.fixtures import GuessEnv, tiny_policy
 
-ray = pytest.importorskip("ray", reason="the Ray environment workers need `ray` (extra: scale)")
-
 
 @pytest.fixture(scope="module")
 def local_ray():
+    ray = pytest.importorskip("ray", reason="the Ray environment workers need `ray` (extra: scale)")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -74,7 +73,7 @@ def test_remote_batch_spreads_environments_and_rejects_bad_indices(local_ray):
         pool.close()
 
 
-def test_config_validates_the_backend():
+def test_config_validates_the_backend():  # no Ray needed
     with pytest.raises(ValueError, match="'dask'"):
         EnvWorkerConfig("dask")
     with pytest.raises(ValueError, match="env_backend must be 'local' or 'ray', got 'spark'"):

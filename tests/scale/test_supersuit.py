@@ -8,10 +8,11 @@ import pytest
 
 import evolver_gym  # noqa: F401 - registers the ids
 
-ss = pytest.importorskip("supersuit", reason="SuperSuit's vector helpers need `supersuit` (extra: scale)")
-
 
 def test_gym_vec_env_multiprocessing_steps_a_text_environment():
+    # imported here: a module-level reference breaks doctest collection (supersuit's __getattr__ raises
+    # ImportError, not AttributeError, for `__wrapped__`)
+    ss = pytest.importorskip("supersuit", reason="SuperSuit's vector helpers need `supersuit` (extra: scale)")
     env = gym.make("evolver/WebShop-v0", num_products=200)
     sync = ss.gym_vec_env_v0(env, 2, multiprocessing=False)
     asyn = ss.gym_vec_env_v0(env, 2, multiprocessing=True)  # the env is pickled into each worker

@@ -101,6 +101,13 @@ class EvolverGRPOConfig(GRPOConfig):
                 "(0/1) or 'return' (sum of environment rewards)."})
     invalid_action_penalty: float = field(default=0.0, metadata={
         "help": "Subtracted from R for each invalid action (verl-agent uses 0.1)."})
+    env_backend: str = field(default="local", metadata={
+        "help": "Where rollout environments run: 'local' (this process) or 'ray' (Ray actors; see docs/scale-out.md)."})
+    env_workers: int = field(default=2, metadata={
+        "help": "Ray actors the environments are spread over (env_backend ray)."})
+    ray_address: str | None = field(default=None, metadata={
+        "help": "Ray cluster to join ('auto', 'ray://head:10001'); None = start or join a local Ray "
+                "(env_backend ray)."})
     rollout_seed: int = field(default=0, metadata={
         "help": "Seed of environment resets, experience allocation and action sampling."})
 
@@ -153,6 +160,10 @@ class EvolverGRPOConfig(GRPOConfig):
             raise ConfigError(f"gigpo_omega must be >= 0, got {self.gigpo_omega!r}")
         if not 0.0 <= self.gigpo_gamma <= 1.0:
             raise ConfigError(f"gigpo_gamma must be in [0, 1], got {self.gigpo_gamma!r}")
+        if self.env_backend not in ("local", "ray"):
+            raise ConfigError(f"env_backend must be 'local' or 'ray', got {self.env_backend!r}")
+        if self.env_workers < 1:
+            raise ConfigError(f"env_workers must be >= 1, got {self.env_workers!r}")
         if self.max_train_minutes < 0:
             raise ConfigError(f"max_train_minutes must be >= 0, got {self.max_train_minutes!r}")
         for name in ("evolver_eval_episodes", "evolver_eval_interval"):

@@ -385,6 +385,19 @@ def _outcome(info: dict[str, Any], rewards: list[float], key: str) -> float:
     return float(info.get("score", 0.0))
 
 
+def _reset_all(envs: Any, calls: list[tuple[int, dict[str, Any]]]) -> list[tuple[Any, dict[str, Any]]]:
+    # A batch of remote environments (evolver_train.env_workers) resets them all in one round trip.
+    if hasattr(envs, "reset_many"):
+        return envs.reset_many(calls)
+    return [envs[i].reset(**kwargs) for i, kwargs in calls]
+
+
+def _step_all(envs: Any, calls: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+    if hasattr(envs, "step_many"):
+        return envs.step_many(calls)
+    return [envs[i].step(action) for i, action in calls]
+
+
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
                   max_turns: int, max_episode_tokens: int, max_turn_tokens: int,
                   prompt_edits: Sequence[PromptEdit] = (),
@@ -407,8 +420,8 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     contexts: list[list[int]] = []
     observations: list[str] = []
     rewards: list[list[float]] = []
-    for env, row in zip(envs, rows):
-        obs, info = env.reset(seed=int(row.seed), options=row.reset_options())
+    resets = [(i, {"seed": int(row.seed), "options": row.reset_options()}) for i, row in enumerate(rows)]
+    for row, (obs, info) in zip(rows, _reset_all(envs, resets)):
         obs = str(obs)
         plain_obs, train_obs, clip_high = obs, obs, None
         for edit in prompt_edits:
@@ -450,6 +463,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         else:
             sampled, logprobs = generate([contexts[i] for i in active], caps)
         still_active: list[int] = []
+        actions: list[tuple[int, str]] = []
         for i, ids, lps in zip(active, sampled, logprobs):
             ep = episodes[i]
             ids, lps = list(ids), list(lps)
@@ -459,8 +473,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
                 # The per-turn cap cut the action: close the turn with an EOS the model did not sample.
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
                 contexts[i].append(codec.eos_token_id)
-            action = codec.decode_action([t for t in ids if t != codec.eos_token_id])
-            obs, reward, terminated, truncated, info = envs[i].step(action)
+            actions.append((i, codec.decode_action([t for t in ids if t != codec.eos_token_id])))
+        for (i, action), (obs, reward, terminated, truncated, info) in zip(actions, _step_all(envs, actions)):
+            ep = episodes[i]
             obs = str(obs)
             ep.steps.append(Step(observation=observations[i], action=action, reward=float(reward), info=info))
             ep.anchors.append(_anchor(observations[i]))

@@ -47,7 +47,8 @@ from wrappers.plugin import RowContext, TrainingHooks
 
 from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
-from .rollout import ChatCodec, EnvPool, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
+from .env_workers import EnvWorkerConfig, make_env_pool
+from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
            "ConciseProgressCallback", "task_dataset", "PLUGIN_STATE_FILE"]
@@ -137,7 +138,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 train_dataset = task_dataset(slots=max(args.per_device_train_batch_size, 64))
             else:
                 raise ValueError("give train_dataset, tasks, or a mechanism with a task_sampler hook")
-        self.env_pool = EnvPool(env_factory)
+        workers = EnvWorkerConfig(args.env_backend, args.env_workers, args.ray_address)
+        self.env_pool = make_env_pool(env_factory, workers)
         self._episodes: list[Episode] = []
         self._pending_trajectories: list[Any] = []
         self.plugin_state: dict[str, Any] = {"rollouts": 0, "episodes": 0, "alpha": self.current_alpha(0),

@@ -141,6 +141,14 @@ class SearchEngine:
         # bm25s adds an empty-token id without a column; only ids below this count can be scored.
         self._num_terms = len(self.retriever.scores["indptr"]) - 1
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (pickled into a vector-env worker) gets its own cache lock; locks cannot be pickled.
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[str]:
         """ASINs of the best ``k`` matches of ``query`` (documents without a query term never match)."""
         keywords = query.lower().split()

@@ -1,9 +1,14 @@
-"""Two processes (gloo) with a GRPO group split across ranks give the advantages of one process."""
+"""Multi-process training on CPU (gloo): a GRPO group split across ranks gives the advantages of one
+process, and ``accelerate launch`` runs the trainer on 2 processes that split the batch and stay in sync."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch.distributed as dist
@@ -73,3 +78,31 @@ def test_split_group_matches_single_process():
     # A rank alone would compute something different: the split matters.
     alone = [a.tolist() for a in _advantages(records[0:2])]
     assert alone != group0[0:2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_accelerate_launch_two_cpu_processes_train_in_sync(tmp_path):
+    # accelerate's multi-process launcher (torch.distributed.run) with ACCELERATE_USE_CPU: MULTI_CPU on gloo.
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+           "--main_process_port", str(_free_port()), str(root / "tests/train/distributed_run.py"), str(tmp_path)]
+    done = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for r, rec in enumerate(ranks):
+        assert (rec["rank"], rec["world"], rec["backend"]) == (r, 2, "gloo")
+        assert rec["distributed_type"].endswith("MULTI_CPU")
+        assert len(rec["played"]) == 8  # 2 steps x 4 rows per device: one whole group of G=4 per step
+    # each rank played its own groups (the global batch of 8 rows = 2 groups is split, not duplicated)
+    assert set(ranks[0]["played"]).isdisjoint(ranks[1]["played"])
+    # gradients were all-reduced: both ranks hold the same trained weights, and training moved them
+    assert ranks[0]["before"] == ranks[1]["before"] and ranks[0]["after"] == ranks[1]["after"]
+    assert ranks[0]["after"] != ranks[0]["before"]

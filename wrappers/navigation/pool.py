@@ -45,6 +45,8 @@ _FIELDS = ["id", "env_id", "when_to_use", "content", "source_task_id", "success"
 _LITE_REFS: dict[str, int] = {}
 _LITE_LOCK = threading.Lock()
 _MAX_MERGED_SOURCES = 20
+_INDEX_TYPES = ("auto", "FLAT", "HNSW", "IVF_FLAT")
+_CONSISTENCY = ("Session", "Strong", "Bounded", "Eventually")
 
 
 @dataclass
@@ -63,9 +65,22 @@ class PoolConfig:
     merge_threshold: float = field(default=0.95, metadata={
         "help": "cosine similarity at or above which a new experience merges into an existing one "
                 "of the same environment (> 1 disables merging)"})
+    consistency: str = field(default="Session", metadata={
+        "help": "server searches and reads: Session (this process's writes at once, other processes' within "
+                "about a second; fast), Strong (every acknowledged write, but each search waits for the server's "
+                "next time tick, ~200 ms), Bounded or Eventually. Counts, scans and compact() are always Strong"})
+    merge_on_add: bool | None = field(default=None, metadata={
+        "help": "merge a new experience into a stored near-duplicate inside add(); None = on for milvus-lite "
+                "(one writer), off on a server, where that read-modify-write would race with other writers "
+                "(compact() merges there instead; duplicates within one add() call are merged either way)"})
     search_mode: str = field(default="auto", metadata={
         "help": "auto (in-process mirror for milvus-lite, server search otherwise), milvus or memory"})
-    index_type: str = field(default="FLAT", metadata={"help": "Milvus vector index type"})
+    index_type: str = field(default="auto", metadata={
+        "help": "Milvus vector index: auto (FLAT for milvus-lite, HNSW on a server), FLAT, HNSW or IVF_FLAT"})
+    hnsw_m: int = field(default=16, metadata={"help": "HNSW graph degree M (server index)"})
+    hnsw_ef_construction: int = field(default=200, metadata={"help": "HNSW efConstruction (server index)"})
+    search_ef: int = field(default=64, metadata={
+        "help": "HNSW ef at search time (>= top_k; higher = better recall, slower); IVF_FLAT uses it as nprobe"})
     dim: int | None = field(default=None, metadata={
         "help": "vector dimension; None = the embedder's (then the embedder loads at once, not on first use)"})
 
@@ -82,10 +97,42 @@ class PoolConfig:
             raise ValueError(f"PoolConfig.merge_threshold must be > 0, got {self.merge_threshold!r}")
         if self.search_mode not in ("auto", "milvus", "memory"):
             raise ValueError(f"PoolConfig.search_mode must be auto, milvus or memory, got {self.search_mode!r}")
+        if self.consistency not in _CONSISTENCY:
+            raise ValueError(f"PoolConfig.consistency must be one of {_CONSISTENCY}, got {self.consistency!r}")
+        if self.index_type not in _INDEX_TYPES:
+            raise ValueError(f"PoolConfig.index_type must be one of {_INDEX_TYPES}, got {self.index_type!r}")
+        for name in ("hnsw_m", "hnsw_ef_construction", "search_ef"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"PoolConfig.{name} must be a positive int, got {value!r}")
 
     @property
     def is_lite(self) -> bool:
         return self.uri.endswith(".db")
+
+    @property
+    def index(self) -> str:
+        """The index type used: ``index_type`` with ``auto`` resolved."""
+        if self.index_type != "auto":
+            return self.index_type
+        return "FLAT" if self.is_lite else "HNSW"
+
+    def index_params(self) -> dict[str, Any]:
+        """Build parameters of :attr:`index`."""
+        if self.index == "HNSW":
+            return {"M": self.hnsw_m, "efConstruction": self.hnsw_ef_construction}
+        if self.index == "IVF_FLAT":
+            return {"nlist": 1024}
+        return {}
+
+    def search_params(self, top_k: int) -> dict[str, Any]:
+        """Search parameters of :attr:`index` for ``top_k`` results."""
+        params: dict[str, Any] = {}
+        if self.index == "HNSW":
+            params = {"ef": max(self.search_ef, top_k)}
+        elif self.index == "IVF_FLAT":
+            params = {"nprobe": self.search_ef}
+        return {"metric_type": "COSINE", "params": params}
 
 
 @dataclass
@@ -259,8 +306,10 @@ class ExperiencePool:
             schema.add_field("metadata", DataType.JSON)
             schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
             index = c.prepare_index_params()
-            index.add_index(field_name="vector", index_type=self.config.index_type, metric_type="COSINE")
-            c.create_collection(name, schema=schema, index_params=index)
+            index.add_index(field_name="vector", index_type=self.config.index, metric_type="COSINE",
+                            params=self.config.index_params())
+            extra = {} if self.config.is_lite else {"consistency_level": self.config.consistency}
+            c.create_collection(name, schema=schema, index_params=index, **extra)
         else:
             dims = [f.get("params", {}).get("dim") for f in c.describe_collection(name)["fields"]
                     if f["name"] == "vector"]
@@ -284,8 +333,9 @@ class ExperiencePool:
                     return
                 yield list(rows)
                 offset += len(rows)
+        # Strong: a scan (all(), compact(), the mirror) must see every write acknowledged before it.
         it = self._client.query_iterator(self.config.collection, batch_size=batch, filter=expr,
-                                         output_fields=fields)
+                                         output_fields=fields, consistency_level="Strong")
         try:
             while rows := it.next():
                 yield list(rows)
@@ -363,6 +413,9 @@ class ExperiencePool:
             sim = float(ovec @ vec)
             if other.env_id == rec.env_id and sim >= best_sim:
                 best, best_sim = (other, ovec), sim
+        merge_stored = self.config.is_lite if self.config.merge_on_add is None else self.config.merge_on_add
+        if not merge_stored:
+            return best
         hits = self._search_vectors(vec[None, :], 1, best_sim, rec.env_id, with_vectors=True)[0]
         if hits and hits[0][1] >= best_sim:
             found, _, fvec = hits[0]
@@ -378,6 +431,54 @@ class ExperiencePool:
         meta = {**old.metadata, "merged_from": sources, "merges": int(old.metadata.get("merges", 0)) + 1}
         return replace(old, content=new.content if better else old.content,
                        success=old.success or new.success, score=max(old.score, new.score), metadata=meta)
+
+    def compact(self, env_id: str | None = None) -> dict[str, str]:
+        """Merge stored near-duplicates; returns ``{removed id: id it was merged into}``.
+
+        ``add`` merges a new experience into one it can see, but two processes adding near-duplicates
+        at the same moment each see nothing yet and both insert. Compaction settles that afterwards,
+        deterministically: rows of each environment are taken oldest first (``created_at``, then id);
+        a row at least ``merge_threshold`` similar to a kept row is merged into it (content of the
+        better one, sources, uses and wins added up) and deleted. Run it from one process (e.g. rank 0
+        between rollouts or at the end of a run); a row added while it runs waits for the next call.
+        Cost: one scan of the pool and O(rows x kept rows) vector products.
+        """
+        if self.config.merge_threshold > 1.0:
+            return {}
+        with self._lock:
+            self._check_open()
+            by_env: dict[str, list[tuple[Experience, np.ndarray]]] = {}
+            for rows in self._scan(_filter_expr(env_id), [*_FIELDS, "vector"]):
+                for r in rows:
+                    rec = self._to_record(r)
+                    by_env.setdefault(rec.env_id, []).append((rec, np.asarray(r["vector"], dtype=np.float32)))
+            removed: dict[str, str] = {}
+            changed: dict[str, tuple[Experience, np.ndarray]] = {}
+            for pairs in by_env.values():
+                pairs.sort(key=lambda p: (p[0].created_at, p[0].id))
+                kept: list[tuple[Experience, np.ndarray]] = []
+                kept_vecs = np.zeros((len(pairs), self.dim), dtype=np.float32)
+                for rec, vec in pairs:
+                    sims = kept_vecs[: len(kept)] @ vec
+                    j = int(np.argmax(sims)) if len(kept) else -1
+                    if j < 0 or sims[j] < self.config.merge_threshold:
+                        kept_vecs[len(kept)] = vec
+                        kept.append((rec, vec))
+                        continue
+                    old, old_vec = kept[j]
+                    merged = self._merged(old, rec)
+                    merged = replace(merged, uses=old.uses + rec.uses, wins=old.wins + rec.wins)
+                    kept[j] = changed[old.id] = (merged, old_vec)
+                    removed[rec.id] = old.id
+            if changed:
+                self._client.upsert(self.config.collection, [self._to_row(r, v) for r, v in changed.values()])
+            if removed:
+                self._client.delete(self.config.collection, ids=list(removed))
+            if self._mirror is not None:
+                if changed:
+                    self._mirror.put([r for r, _ in changed.values()], np.stack([v for _, v in changed.values()]))
+                self._mirror.delete(removed)
+            return removed
 
     def record_use(self, ids: Iterable[str], *, won: bool) -> None:
         """Count one more use of each experience (and a win when the episode succeeded)."""
@@ -408,6 +509,9 @@ class ExperiencePool:
         """The stored experiences with these ids (missing ids are skipped), in the given order."""
         return [r for r, _ in self._get_with_vectors(list(ids))]
 
+    def _read_level(self) -> dict[str, Any]:
+        return {} if self.config.is_lite else {"consistency_level": self.config.consistency}
+
     def _get_with_vectors(self, ids: list[str]) -> list[tuple[Experience, np.ndarray]]:
         self._check_open()
         if not ids:
@@ -415,7 +519,8 @@ class ExperiencePool:
         if self._mirror is not None:
             m = self._mirror
             return [(m.records[m.index[i]], m.vectors[m.index[i]]) for i in ids if i in m.index]
-        rows = self._client.get(self.config.collection, ids=ids, output_fields=[*_FIELDS, "vector"])
+        rows = self._client.get(self.config.collection, ids=ids, output_fields=[*_FIELDS, "vector"],
+                                **self._read_level())
         by_id = {r["id"]: (self._to_record(r), np.asarray(r["vector"], dtype=np.float32)) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -458,7 +563,7 @@ class ExperiencePool:
         out_fields = [*_FIELDS, "vector"] if with_vectors else _FIELDS
         res = self._client.search(self.config.collection, data=[v for v in vectors], limit=k,
                                   filter=_filter_expr(env_id), output_fields=out_fields,
-                                  search_params={"metric_type": "COSINE"})
+                                  search_params=self.config.search_params(k), **self._read_level())
         found = []
         for hits in res:
             row = []
@@ -486,7 +591,8 @@ class ExperiencePool:
             self._check_open()
             if self._mirror is not None:
                 return len(self._mirror)
-            res = self._client.query(self.config.collection, filter="", output_fields=["count(*)"])
+            res = self._client.query(self.config.collection, filter="", output_fields=["count(*)"],
+                                     **({} if self.config.is_lite else {"consistency_level": "Strong"}))
             return int(res[0]["count(*)"])
 
     def stats(self) -> dict[str, Any]:

@@ -15,8 +15,8 @@ is ``[0, len(text)]`` whenever something was injected.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -25,7 +25,7 @@ from evolver_gym.core import Task, Trajectory
 from evolver_gym.core.spaces import UnicodeText
 
 from ..plugin import TrajectoryRecorder
-from .pool import ExperiencePool, Hit
+from .pool import ExperiencePool, Hit, PoolConfig
 from .record import Experience
 
 __all__ = ["ExperienceContext", "ExperiencePayload", "Summarizer", "EXP_OPEN", "EXP_CLOSE", "format_block",
@@ -152,12 +152,27 @@ def summarize_into_pool(pool: ExperiencePool, summarizer: Summarizer, trajectori
     return added
 
 
+def _open_pool(pool: Any) -> ExperiencePool:
+    if isinstance(pool, ExperiencePool):
+        return pool
+    if isinstance(pool, Mapping):
+        pool = PoolConfig(**pool)
+    if isinstance(pool, (str, PoolConfig)):
+        return ExperiencePool(pool)
+    raise TypeError(f"pool must be an ExperiencePool, a PoolConfig, its fields or a URI, got {type(pool).__name__}")
+
+
+
 class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """Inject the top-k experiences for the task's instruction into the first observation.
 
     Args:
         env: A text environment (its ``info`` has ``instruction`` and ``task``).
-        pool: The :class:`ExperiencePool` to retrieve from (and add to, in continual mode).
+        pool: The :class:`ExperiencePool` to retrieve from (and add to, in continual mode), or where
+            one lives: a URI (``http://host:19530`` for a Milvus server shared by many processes), a
+            :class:`PoolConfig` or its fields as a mapping. The pool's configuration (without its
+            token) is recorded in the spec, so ``gym.make(env.spec)`` rebuilds the wrapper; a pool
+            the wrapper opened itself is closed with the environment.
         top_k: Experiences per episode (``None``: the pool's default).
         threshold: Minimum similarity (``None``: the pool's default).
         enabled: Whether episodes get experience unless ``reset(options={"experience": ...})`` says.
@@ -197,18 +212,20 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
      * v0.1.0 - Initially added.
     """
 
-    def __init__(self, env: gym.Env, pool: ExperiencePool, *, top_k: int | None = None,
+    def __init__(self, env: gym.Env, pool: ExperiencePool | PoolConfig | Mapping[str, Any] | str, *,
+                 top_k: int | None = None,
                  threshold: float | None = None, enabled: bool = True, filter_env: bool = True,
                  max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = False,
                  summary_batch: int = 1, count_uses: bool = True,
                  train_splits: Sequence[str] = TRAIN_SPLITS, info_key: str = "experience") -> None:
+        self._owns_pool = not isinstance(pool, ExperiencePool)
+        pool = _open_pool(pool)
         gym.utils.RecordConstructorArgs.__init__(
-            self, top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
+            self, pool={k: v for k, v in asdict(pool.config).items() if k != "token"},
+            top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
             max_chars=max_chars, continual=continual, summary_batch=summary_batch, count_uses=count_uses,
             train_splits=tuple(train_splits), info_key=info_key)
         gym.Wrapper.__init__(self, env)
-        if not isinstance(pool, ExperiencePool):
-            raise TypeError(f"pool must be an ExperiencePool, got {type(pool).__name__}")
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
         if threshold is not None and not -1.0 <= float(threshold) <= 1.0:
@@ -300,3 +317,8 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
         if len(group) >= self.summary_batch:
             del self._buffers[traj.task.task_id]
             self.last_added_ids = summarize_into_pool(self.pool, self.summarizer, group, self.train_splits)
+
+    def close(self) -> None:
+        super().close()
+        if self._owns_pool:
+            self.pool.close()

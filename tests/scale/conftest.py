@@ -1,0 +1,22 @@
+"""Fixtures of the scale-out tests: one real Milvus standalone server per session (started by the
+``milvus`` package, ~10-25 s), and the packaged sentence embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    pytest.importorskip("milvus", reason="the Milvus server tests need the `milvus` package (extra: scale)")
+    from wrappers.navigation.local_server import LocalMilvusServer
+
+    with LocalMilvusServer(tmp_path_factory.mktemp("milvus")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from wrappers.navigation import Embedder
+
+    return Embedder()

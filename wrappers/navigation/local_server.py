@@ -1,0 +1,153 @@
+"""A Milvus standalone server on this machine, for a shared experience pool without a cluster.
+
+* ``LocalMilvusServer`` - start the embedded Milvus server of the ``milvus`` package (the real
+  standalone binary with embedded etcd and local storage) in a data directory; ``uri`` is what
+  ``ExperiencePool`` takes.
+
+Every process that opens ``ExperiencePool(server.uri)`` shares one pool (milvus-lite, by contrast,
+is one process's file). The client port is the first free one from 19530 up, but the embedded etcd
+always binds 127.0.0.1:2379-2380, so one such server runs per machine (a second one exits at once,
+with that error). Command line (blocks until Ctrl-C)::
+
+    python -m wrappers.navigation.local_server --dir /var/lib/evolver-milvus
+
+Example:
+    >>> with LocalMilvusServer("/tmp/milvus-data") as server:                 # doctest: +SKIP
+    ...     pool = ExperiencePool(server.uri)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LocalMilvusServer"]
+
+
+class LocalMilvusServer:
+    """The ``milvus`` package's embedded Milvus standalone server, started in ``base_dir``.
+
+    Args:
+        base_dir: Data, logs and configuration of the server (kept across restarts).
+        startup_timeout: Seconds to wait for the server's health check.
+
+    Attributes after :meth:`start`: ``uri`` (``http://127.0.0.1:PORT``), ``port``, ``pid`` and
+    ``startup_seconds``.
+    """
+
+    def __init__(self, base_dir: str | os.PathLike, *, startup_timeout: float = 120.0) -> None:
+        if not str(base_dir):
+            raise ValueError(f"base_dir must name a directory, got {base_dir!r}")
+        if float(startup_timeout) <= 0:
+            raise ValueError(f"startup_timeout must be > 0 seconds, got {startup_timeout!r}")
+        self.base_dir = Path(base_dir).absolute()
+        self.startup_timeout = float(startup_timeout)
+        self._server: Any = None
+        self.startup_seconds: float | None = None
+
+    def start(self) -> LocalMilvusServer:
+        """Start the server and wait until it answers its health check."""
+        try:
+            from milvus import MilvusServer
+        except ImportError as exc:
+            raise RuntimeError("the local Milvus server needs the `milvus` package: "
+                               "pip install 'evolver-gym[scale]'") from exc
+        if self._server is not None:
+            return self
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        server = MilvusServer(wait_for_started=False)
+        server.set_base_dir(str(self.base_dir))
+        began = time.perf_counter()
+        server.start()
+        try:
+            self._wait_healthy(server, began)
+        except BaseException:
+            server.stop()
+            raise
+        self.startup_seconds = time.perf_counter() - began
+        self._server = server
+        return self
+
+    def _wait_healthy(self, server: Any, began: float) -> None:
+        # The package's own wait keeps polling after the server process died; stop at once instead.
+        url = f"http://127.0.0.1:{server.webservice_port}/healthz"
+        while time.perf_counter() - began < self.startup_timeout:
+            code = server.server_proc.poll()
+            if code is not None:
+                raise RuntimeError(f"the Milvus server exited with code {code} while starting: {self._last_error()} "
+                                   f"(logs in {self.base_dir / 'logs'})")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if b"OK" in resp.read():
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"the Milvus server in {self.base_dir} did not answer {url} within "
+                           f"{self.startup_timeout:.0f} s (logs in {self.base_dir / 'logs'})")
+
+    def _last_error(self) -> str:
+        log = self.base_dir / "logs" / "milvus-stdout.log"
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "[ERROR]" in line] \
+            if log.is_file() else []
+        return errors[-1][:300] if errors else "no error in its log"
+
+    @property
+    def port(self) -> int:
+        self._check_started()
+        return int(self._server.listen_port)
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        self._check_started()
+        return int(self._server.server_proc.pid)
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the server process (Linux ``/proc``)."""
+        with open(f"/proc/{self.pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        raise RuntimeError(f"no VmRSS for the Milvus server process {self.pid}")
+
+    def _check_started(self) -> None:
+        if self._server is None:
+            raise RuntimeError("the Milvus server is not started; call start() first")
+
+    def stop(self) -> None:
+        """Stop the server (its data stays in ``base_dir``)."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> LocalMilvusServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run a local Milvus standalone server for a shared experience pool.")
+    parser.add_argument("--dir", required=True, help="data directory of the server")
+    args = parser.parse_args(argv)
+    with LocalMilvusServer(args.dir) as server:
+        print(f"Milvus server at {server.uri} (pid {server.pid}, started in {server.startup_seconds:.1f} s, "
+              f"data in {server.base_dir}); Ctrl-C stops it", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evolver_gym.core import Task, derive_seed
-from evolver_gym.core.stats import wilson_interval
+from evolver_gym.core.stats import evaluation_sample, wilson_interval
 
 __all__ = [
     "evaluate_policy",
@@ -391,6 +391,10 @@ def evaluate_policy(
         rollout=asdict(settings),
         wall_s=round(time.monotonic() - started, 2),
     )
+    # Which episodes were played: two figures are comparable only when their fingerprints are equal.
+    report["sample"] = evaluation_sample(
+        [r.task.task_id for r in rows], [r.seed for r in rows], env_id=env_id, split=split,
+        split_scheme=getattr(unwrapped, "split_scheme", None), k=k, temperature=temperature, sampling_seed=seed)
     report["experience"] = {
         "enabled": bool(experience),
         "uri": experience_uri if experience else None,

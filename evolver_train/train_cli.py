@@ -268,19 +268,26 @@ def _describe_env(config: Any) -> str:
     return f"{config.env_id}({kwargs})" if kwargs else config.env_id
 
 
+def _ci(result: dict[str, Any]) -> str:
+    low, high = result["success_rate_ci95"]
+    return f"[95% CI {low:.3f}-{high:.3f}]"
+
+
 def _report(config: Any, n_eval: int, before: dict[str, float], after: dict[str, float], seconds: float) -> str:
     def pts(key: str) -> str:
         return f"{100 * (after[key] - before[key]):+.1f} points"
     return "\n".join([
         "",
         f"== evolver train: held-out evaluation on {config.env_id}, before and after RL ==",
-        f"   {config.evolver_eval_split} split, {n_eval} goals never trained on, one episode each, sampled at "
-        f"temperature {config.evolver_eval_temperature}, no experience in the prompt",
+        f"   {n_eval} goals of the {config.evolver_eval_split} split "
+        f"(split scheme {config.env_kwargs.get('split_scheme', 'goal')}: docs/splits.md gives its overlap with "
+        f"train), one episode each, sampled at temperature {config.evolver_eval_temperature}, no experience "
+        f"in the prompt; the same episodes before and after (sample {after['sample']['fingerprint']})",
         *([f"   environment as configured (reduced for a small CPU run): {_describe_env(config)}"
            + (f", observation shaping {list(config.observation_shaping)}" if config.observation_shaping else "")]
           if config.env_kwargs or config.observation_shaping else []),
-        f"   success rate: before RL {before['success_rate']:.3f}  ->  after RL {after['success_rate']:.3f}  "
-        f"({pts('success_rate')})",
+        f"   success rate: before RL {before['success_rate']:.3f} {_ci(before)}  ->  after RL "
+        f"{after['success_rate']:.3f} {_ci(after)}  ({pts('success_rate')})",
         f"   score:        before RL {before['score']:.3f}  ->  after RL {after['score']:.3f}  ({pts('score')})",
         f"   wall time {seconds / 60:.1f} min; checkpoint, TensorBoard logs (runs/) and learning_curves.png in "
         f"{config.output_dir}",
@@ -321,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     before = None
     if eval_tasks:
         print(f"== evaluation before RL: {len(eval_tasks)} {config.evolver_eval_split} goals ==", flush=True)
-        before = trainer.evaluate_episodes(eval_tasks, seed=1)
-        print(f"before RL: {json.dumps(before)}", flush=True)
+        before = trainer.evaluate_episodes(eval_tasks, seed=1, details=True)
+        print(f"before RL: {json.dumps({k: v for k, v in before.items() if k != 'sample'})}", flush=True)
     print(f"== GRPO: {config.max_steps} steps, {config.per_device_train_batch_size // config.num_generations} tasks x "
           f"G={config.num_generations}, mechanisms: {', '.join(config.wrappers) or 'none (plain GRPO)'} ==", flush=True)
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
@@ -331,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     after = None
     if eval_tasks:
         print(f"== evaluation after RL: {len(eval_tasks)} {config.evolver_eval_split} goals ==", flush=True)
-        after = trainer.evaluate_episodes(eval_tasks, seed=1)
-        print(f"after RL: {json.dumps(after)}", flush=True)
+        after = trainer.evaluate_episodes(eval_tasks, seed=1, details=True)
+        print(f"after RL: {json.dumps({k: v for k, v in after.items() if k != 'sample'})}", flush=True)
     history = [dict(row) for row in trainer.state.log_history]
     curves = plot_learning_curves(history, os.path.join(config.output_dir, "learning_curves.png"),
                                   before=before, after=after, title=f"{_describe_env(config)}, "

@@ -397,11 +397,13 @@ class EvolverGRPOTrainer(GRPOTrainer):
     # -- evaluation ----------------------------------------------------------------------------
     @torch.no_grad()
     def evaluate_episodes(self, tasks: Sequence[Task | dict[str, Any]], *, temperature: float | None = None,
-                          seed: int = 0) -> dict[str, float]:
+                          seed: int = 0, details: bool = False) -> dict[str, Any]:
         """Play each task once with the current policy on the evaluation engine of ``evolver eval``.
 
         The mechanisms' ``reset_options`` in ``eval`` mode apply (no experience); the sampler is the
-        training one. Returns success rate, mean score, episode length and invalid-action rate.
+        training one. Returns success rate, mean score, episode length and invalid-action rate; with
+        ``details`` also the success rate's 95% Wilson interval and the evaluation ``sample`` (which
+        episodes were played, with a fingerprint).
         """
         from .evaluation import evaluate_policy
 
@@ -416,7 +418,10 @@ class EvolverGRPOTrainer(GRPOTrainer):
             reset_seeds=[derive_seed(args.rollout_seed, "eval", seed, i) % 2**31 for i in range(len(tasks))],
             sampler=lambda start: self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)),
             batch_size=max(args.per_device_train_batch_size, 64))  # wider batches amortise each decoding step
-        return {key: report[key] for key in ("success_rate", "score", "episode_len", "invalid_action_rate")}
+        result = {key: report[key] for key in ("success_rate", "score", "episode_len", "invalid_action_rate")}
+        if details:
+            result.update(success_rate_ci95=report["success_rate_ci95"], sample=report["sample"])
+        return result
 
     # -- checkpoints ---------------------------------------------------------------------------
     def plugin_state_dict(self) -> dict[str, Any]:

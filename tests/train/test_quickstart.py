@@ -86,6 +86,12 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     report = json.loads((out / "evaluation.json").read_text())
     assert report["eval_goals"] == 3 and set(report["before"]) >= {"success_rate", "score"}
+    # Before and after play the same episodes, and say which: equal fingerprints, one interval each.
+    assert report["before"]["sample"]["fingerprint"] == report["after"]["sample"]["fingerprint"]
+    assert report["before"]["sample"]["num_episodes"] == 3 and report["before"]["sample"]["split"] == "dev"
+    low, high = report["after"]["success_rate_ci95"]
+    assert 0.0 <= low <= report["after"]["success_rate"] <= high <= 1.0
+    assert f"sample {report['after']['sample']['fingerprint']}" in printed and "95% CI" in printed
     assert report["plugin"]["rollouts"] == 1  # one GRPO step, then the time budget stopped training
     assert not list(tmp_path.glob("*.tmp"))
     from evolver_train.policy import load_policy

@@ -184,6 +184,13 @@ def load_checkpoint(path: str | Path, *, device: str | None = None):
     return model.eval(), tokenizer
 
 
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The tokenizer's EOS and every EOS id of the model's generation config."""
+    eos = {int(tokenizer.eos_token_id)}
+    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    return eos | {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
+
+
 def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
     import torch
 
@@ -191,9 +198,7 @@ def _model_generate(model: Any, tokenizer: Any, *, temperature: float, top_p: fl
 
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "eval-sample") % 2**63)
-    eos = {int(tokenizer.eos_token_id)}
-    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    eos |= {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
+    eos = _eos_ids(model, tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     def generate(contexts: list[list[int]], caps: list[int]):
@@ -349,6 +354,7 @@ def evaluate_policy(
             tokenizer,
             system_prompt=settings.system_prompt,
             max_observation_tokens=settings.max_observation_tokens,
+            eos_token_ids=_eos_ids(model, tokenizer) if model is not None else (),
         )
         if generate is None:
             model.eval()

@@ -28,7 +28,8 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
-__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes", "GenerateFn"]
+__all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes",
+           "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -44,9 +45,12 @@ class ChatCodec:
         tokenizer: A Hugging Face tokenizer with a chat template and an EOS token.
         system_prompt: Optional system message before the first observation.
         max_observation_tokens: Observations longer than this keep their head and tail.
+        eos_token_ids: Every id that ends a sampled turn (the model's ``generation_config.eos_token_id``);
+            the tokenizer's EOS is always one of them.
     """
 
-    def __init__(self, tokenizer: Any, *, system_prompt: str | None = None, max_observation_tokens: int = 512):
+    def __init__(self, tokenizer: Any, *, system_prompt: str | None = None, max_observation_tokens: int = 512,
+                 eos_token_ids: Sequence[int] = ()):
         if getattr(tokenizer, "chat_template", None) is None:
             raise ValueError("the tokenizer has no chat_template; set one (evolver_train.policy.CHAT_TEMPLATE)")
         if tokenizer.eos_token_id is None:
@@ -55,6 +59,7 @@ class ChatCodec:
         self.system_prompt = system_prompt
         self.max_observation_tokens = int(max_observation_tokens)
         self.eos_token_id = int(tokenizer.eos_token_id)
+        self.eos_token_ids = frozenset([self.eos_token_id, *(int(e) for e in eos_token_ids)])
         self._before, self._after = self._delta_frame()
 
     def _render(self, messages: list[dict[str, str]], generation_prompt: bool) -> str:
@@ -434,11 +439,11 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             ids, lps = list(ids), list(lps)
             ep.tokens.extend(ids, model=True, step=turn, logprobs=lps)
             contexts[i].extend(ids)
-            if not ids or ids[-1] != codec.eos_token_id:
+            if not ids or ids[-1] not in codec.eos_token_ids:  # any EOS the sampler stops on ends the turn
                 # The per-turn cap cut the action: close the turn with an EOS the model did not sample.
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
                 contexts[i].append(codec.eos_token_id)
-            action = codec.decode_action([t for t in ids if t != codec.eos_token_id])
+            action = codec.decode_action([t for t in ids if t not in codec.eos_token_ids])
             obs, reward, terminated, truncated, info = envs[i].step(action)
             obs = str(obs)
             ep.steps.append(Step(observation=observations[i], action=action, reward=float(reward), info=info))

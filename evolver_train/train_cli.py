@@ -78,7 +78,9 @@ def load_model(config: Any, env: Any = None, tasks: list[Any] | None = None):
 
         model, tokenizer = load_policy(config.model_name_or_path)
     tokenizer.padding_side = "left"
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    eos = model.generation_config.eos_token_id  # keep every EOS id the model stops on (a list for chat models)
+    eos = [eos] if isinstance(eos, int) else list(eos or [])
+    model.generation_config.eos_token_id = eos if tokenizer.eos_token_id in eos else [tokenizer.eos_token_id, *eos]
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     return model, tokenizer
 
@@ -118,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     from .trainer import EvolverGRPOTrainer
 
     if config.sft:
-        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==", flush=True)
+        print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==",
+              flush=True)
         config.model_name_or_path = run_warm_start(config)
     built = build_training_environment(config)
     probe = built.env_factory() if config.model_name_or_path == "tiny" else None

@@ -156,7 +156,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
             self.remove_callback(ProgressCallback)
             self.add_callback(ConciseProgressCallback(max_str_len=100))
         self.codec = ChatCodec(self.processing_class, system_prompt=args.system_prompt,
-                               max_observation_tokens=args.max_observation_tokens)
+                               max_observation_tokens=args.max_observation_tokens, eos_token_ids=self.eos_token_ids)
         if args.experience_mode == "strip" and args.experience_share > 0 and self.loss_type not in (
                 "grpo", "bnpo", "dr_grpo", "dapo", "luspo"):
             raise ValueError(f"experience_mode='strip' needs a clipped loss, got loss_type={self.loss_type!r}")

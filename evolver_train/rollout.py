@@ -28,6 +28,8 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
+from .generation import generate_turn
+
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "Episode", "EnvPool", "play_episodes",
            "GenerateFn"]
 
@@ -382,7 +384,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     """Play one episode per row, ``envs[i]`` for ``rows[i]``, generating turn by turn in one batch.
 
     Args:
-        generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts.
+        generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts, called
+            through :func:`evolver_train.generation.generate_turn` (collective backends: every turn, on
+            every rank, in lockstep).
         strip_experience: Train on the first observation without the injected experience span
             (``info["experience"]["span"]``); the sampling context keeps it.
         mask_truncated: Zero the env mask of episodes cut by the turn cap or the token budget.
@@ -427,12 +431,10 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             runnable.append(i)
             caps.append(min(max_turn_tokens, room))
         active = runnable
-        if not active:
+        result = generate_turn(generate, [contexts[i] for i in active], caps, active)
+        if result is None:  # nothing left to generate (on any rank, for a collective backend)
             break
-        if getattr(generate, "accepts_rows", False):  # an IncrementalSampler reuses each row's cache
-            sampled, logprobs = generate([contexts[i] for i in active], caps, active)
-        else:
-            sampled, logprobs = generate([contexts[i] for i in active], caps)
+        sampled, logprobs = result
         still_active: list[int] = []
         for i, ids, lps in zip(active, sampled, logprobs):
             ep = episodes[i]

@@ -35,6 +35,7 @@ from evolver_gym.core import Task, derive_seed, make_rng
 
 from .advantages import EpisodeSignals, combine_step_advantages, cosine_alpha, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
+from .generation import VLLMGenerate, rollout_scope
 from .rollout import ChatCodec, EnvPool, Episode, IncrementalSampler, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "SelfQuestioningCallback", "ExperienceCallback",
@@ -167,8 +168,9 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
         A new function per rollout: its ``IncrementalSampler`` keeps the episodes' KV cache across turns.
         """
-        if self.use_vllm:
-            return self._vllm_generate
+        if self.use_vllm:  # one collective engine call per turn on every rank; weights synced when stale
+            return VLLMGenerate(self, temperature=temperature, seed=seed, eos_token_ids=self.eos_token_ids,
+                                top_p=self.top_p if self.top_p is not None else 1.0, top_k=self.top_k or 0)
         generator = torch.Generator(device=self.accelerator.device).manual_seed(seed % 2**63)
         eos = list(self.eos_token_ids)
         pad = self.processing_class.pad_token_id
@@ -193,26 +195,6 @@ class EvolverGRPOTrainer(GRPOTrainer):
                         m.train()
         generate.accepts_rows = True  # type: ignore[attr-defined]  # one KV cache per rollout, kept across turns
         return generate
-
-    def _vllm_generate(self, contexts: list[list[int]], caps: list[int]):
-        """One vLLM call per turn (collective in server mode: every rank calls it each turn)."""
-        vg = self.vllm_generation
-        saved = vg.max_completion_length
-        vg.max_completion_length = max(caps) if caps else 1
-        try:
-            _, ids, logprobs, _ = vg.generate(prompts=contexts, images=None, num_generations=1)
-        finally:
-            vg.max_completion_length = saved
-        out_ids, out_lp = [], []
-        for seq, lps, cap in zip(ids, logprobs, caps):
-            seq, lps = list(seq)[:cap], [lp[0] for lp in lps][:cap]
-            for k, tok in enumerate(seq):
-                if tok in self.eos_token_ids:
-                    seq, lps = seq[: k + 1], lps[: k + 1]
-                    break
-            out_ids.append(seq)
-            out_lp.append(lps)
-        return out_ids, out_lp
 
     def _row_specs(self, prompts: list[Any], mode: str) -> list[RowSpec]:
         """Tasks, seeds, groups and experience flags of this rank's rows."""
@@ -256,12 +238,13 @@ class EvolverGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         rows = self._row_specs(prompts, mode)
         seed = derive_seed(args.rollout_seed, "sample", mode, self.state.global_step, self.accelerator.process_index)
-        episodes = play_episodes(
-            self.env_pool.take(len(rows)), rows, self._generate_fn(self.temperature, seed), self.codec,
-            max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
-            max_turn_tokens=args.max_turn_tokens, strip_experience=args.experience_mode == "strip",
-            outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
-            mask_truncated=args.mask_truncated_episodes)
+        with rollout_scope(self._generate_fn(self.temperature, seed)) as generate:
+            episodes = play_episodes(
+                self.env_pool.take(len(rows)), rows, generate, self.codec,
+                max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
+                max_turn_tokens=args.max_turn_tokens, strip_experience=args.experience_mode == "strip",
+                outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
+                mask_truncated=args.mask_truncated_episodes)
         self._episodes = episodes
         self.plugin_state["rollouts"] += 1
         logprobs = None
@@ -406,11 +389,13 @@ class EvolverGRPOTrainer(GRPOTrainer):
         batch = max(args.per_device_train_batch_size, 64)  # wider batches amortise each decoding step
         for start in range(0, len(rows), batch):
             part = rows[start:start + batch]
-            episodes += play_episodes(
-                self.env_pool.take(len(part)), part,
-                self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)), self.codec,
-                max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
-                max_turn_tokens=args.max_turn_tokens, outcome_key=args.outcome_key)
+            # The scope syncs the engine's weights when the policy changed (evaluation after an update).
+            with rollout_scope(self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed,
+                                                                   start))) as generate:
+                episodes += play_episodes(
+                    self.env_pool.take(len(part)), part, generate, self.codec,
+                    max_turns=args.max_turns, max_episode_tokens=args.max_episode_tokens,
+                    max_turn_tokens=args.max_turn_tokens, outcome_key=args.outcome_key)
         n = max(len(episodes), 1)
         return {"success_rate": sum(ep.success for ep in episodes) / n,
                 "score": sum(ep.score for ep in episodes) / n,

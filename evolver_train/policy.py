@@ -155,11 +155,14 @@ def load_policy(name_or_path: str | Path, *, dtype: Any = None):
 
     A hub name needs network access or a filled cache; offline runs use local folders.
     """
+    import os
+
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+    name_or_path = os.path.expanduser(str(name_or_path))  # recipes name fetched models as ~/.cache/...
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     kwargs = {"dtype": dtype} if dtype is not None else {}
-    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(name_or_path, **kwargs)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer

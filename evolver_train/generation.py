@@ -174,11 +174,12 @@ class VLLMGenerate:
         params_cls = self._params_cls
         if params_cls is None:
             from vllm import SamplingParams as params_cls
-        extra = dict(getattr(self.vg, "generation_kwargs", None) or {})
-        extra.pop("seed", None)
-        params = [params_cls(n=1, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k if self.top_k > 0
-                             else -1, max_tokens=max(cap, 1), logprobs=0, seed=seed, stop_token_ids=sorted(self.eos),
-                             **extra) for _, cap, seed in rows]
+        # The user's generation_kwargs win, as in TRL, except what this call owns: temperature, seed and cap.
+        extra = {k: v for k, v in (getattr(self.vg, "generation_kwargs", None) or {}).items()
+                 if k not in ("seed", "max_tokens", "n", "temperature")}
+        base = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k, "logprobs": 0,
+                "stop_token_ids": sorted(self.eos), **extra}
+        params = [params_cls(n=1, max_tokens=max(cap, 1), seed=seed, **base) for _, cap, seed in rows]
         outputs = self.vg.llm.generate([{"prompt_token_ids": c} for c, _, _ in rows], sampling_params=params,
                                        use_tqdm=False)
         ids, logprobs = [], []

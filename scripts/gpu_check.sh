@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 if [[ " $* " == *" --dry-run "* ]]; then
-  exec timeout 300 "$PY" scripts/gpu_check.py "$@"
+  exec timeout 600 "$PY" scripts/gpu_check.py "$@"
 fi
 "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
   || { echo "gpu_check: no CUDA device visible; use --dry-run on CPU" >&2; exit 2; }

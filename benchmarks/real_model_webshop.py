@@ -48,16 +48,17 @@ def main(argv: list[str] | None = None) -> int:
           f"torch threads {torch.get_num_threads()}", flush=True)
 
     t0 = time.perf_counter()
-    report = evaluate_policy(model, tok, recipe["env_id"], split=recipe.get("evolver_eval_split", "dev"), k=1,
-                             num_tasks=args.num_tasks, temperature=args.temperature, env_kwargs=recipe["env_kwargs"],
-                             observation_shaping=recipe.get("observation_shaping", ()), rollout=settings,
-                             seed=args.seed)
+    report = None if args.num_tasks == 0 else evaluate_policy(
+        model, tok, recipe["env_id"], split=recipe.get("evolver_eval_split", "dev"), k=1, num_tasks=args.num_tasks,
+        temperature=args.temperature, env_kwargs=recipe["env_kwargs"],
+        observation_shaping=recipe.get("observation_shaping", ()), rollout=settings, seed=args.seed)
     seconds = time.perf_counter() - t0
-    lo, hi = report["success_rate_ci95"]
-    print(f"zero-shot: success {report['success_rate']:.3f} (95% CI {lo:.3f}-{hi:.3f}) on {report['num_tasks']} dev "
-          f"goals at temperature {args.temperature}, score {report['score']:.3f}, invalid actions "
-          f"{report['invalid_action_rate']:.3f}, {report['episode_len']:.1f} steps/episode, {seconds:.0f} s",
-          flush=True)
+    lo, hi = report["success_rate_ci95"] if report else (0.0, 0.0)
+    if report:
+        print(f"zero-shot: success {report['success_rate']:.3f} (95% CI {lo:.3f}-{hi:.3f}) on {report['num_tasks']} "
+              f"dev goals at temperature {args.temperature}, score {report['score']:.3f}, invalid actions "
+              f"{report['invalid_action_rate']:.3f}, {report['episode_len']:.1f} steps/episode, {seconds:.0f} s",
+              flush=True)
 
     if args.grpo_steps:
         from peft import LoraConfig
@@ -70,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         config = parse_config(["--config", args.config, "--model_name_or_path", folder, "--output_dir",
                                "/tmp/real_model_webshop_bench", "--max_steps", str(args.grpo_steps),
                                "--per_device_train_batch_size", str(g * args.groups), "--report_to", "none",
-                               "--save_strategy", "no", "--evolver_eval_episodes", "0", "--disable_tqdm", "true",
-                               "--wrappers", "[]"])
+                               "--save_strategy", "no", "--evolver_eval_episodes", "0", "--disable_tqdm", "true"])
         config.sft = None
         config.wrappers = []
         built = build_training_environment(config)

@@ -16,7 +16,8 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 def _overrides(args: argparse.Namespace, dry: bool) -> list[str]:
     common = ["--output_dir", args.output_dir, "--max_steps", str(args.steps), "--report_to", "none",
-              "--save_strategy", "no", "--evolver_eval_episodes", "0", "--disable_tqdm", "true",
+              "--save_strategy", "no", "--evolver_eval_episodes", str(args.eval_tasks), "--evolver_eval_interval", "0",
+              "--disable_tqdm", "true",
               "--max_train_minutes", "0"]
     if dry:
         return common + ["--model_name_or_path", "tiny", "--use_peft", "false", "--num_generations", "2",

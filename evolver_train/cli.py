@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "train": ("evolver_train.train_cli:main", "train a policy with GRPO (basic or overall mode) from a YAML config"),
     "sft": ("evolver_train.sft:main", "supervised warm start of a policy on oracle demonstrations"),
     "eval": ("evolver_train.eval_cli:main", "evaluate a checkpoint: avg@k / best@k, success and score"),
+    "models": ("evolver_train.models:main", "fetch offline pretrained chat models as checkpoint folders"),
     "arena": ("arena.cli:main", "Avalon games, tournaments and the web viewer"),
     "experience": ("wrappers.navigation.cli:main", "build, search, inspect and export an experience pool"),
     "questions": ("wrappers.questioning.cli:main", "synthesize and curate training tasks"),

@@ -165,6 +165,13 @@ def load_checkpoint(path: str | Path, *, device: str | None = None):
     return model.eval(), tokenizer
 
 
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The tokenizer's EOS and every EOS id of the model's generation config."""
+    eos = {int(tokenizer.eos_token_id)}
+    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    return eos | {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
+
+
 def _model_sampler(model: Any, tokenizer: Any, *, temperature: float, top_p: float, seed: int) -> Callable:
     """``start -> generate``: the training sampler (KV cache kept across turns), one per batch of episodes."""
     import torch
@@ -173,9 +180,7 @@ def _model_sampler(model: Any, tokenizer: Any, *, temperature: float, top_p: flo
 
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "eval-sample") % 2**63)
-    eos = {int(tokenizer.eos_token_id)}
-    extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    eos |= {int(e) for e in (extra if isinstance(extra, (list, tuple)) else [extra]) if e is not None}
+    eos = _eos_ids(model, tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     def new_sampler(start: int) -> Callable:
@@ -269,6 +274,7 @@ def evaluate_policy(
     env_factory: Callable[[], Any] | None = None,
     reset_options: dict[str, Any] | None = None,
     reset_seeds: Sequence[int] | None = None,
+    eos_token_ids: Sequence[int] = (),
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play ``k`` sampled episodes of each task and report avg@k, best@k, success, score and breakdowns.
@@ -284,6 +290,7 @@ def evaluate_policy(
         rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` replacing sampling from ``model``.
         sampler: ``batch start -> generate``, a fresh sampler per batch (the trainer passes its own).
+        eos_token_ids: Ids that end a turn besides the tokenizer's EOS (default: the model's generation config).
         env_factory: Environments to play in (default: ``env_id`` with the shapers and experience above).
         reset_options: Extra ``reset`` options of every episode (what the mechanisms ask for in evaluation).
         reset_seeds: One reset seed per task (default: derived from ``seed`` and the task id).
@@ -293,6 +300,7 @@ def evaluate_policy(
         >>> report["avg@k"] <= report["best@k"]                                           # doctest: +SKIP
         True
     """
+    from .generation import rollout_scope
     from .rollout import ChatCodec, EnvPool, RowSpec, play_episodes
 
     if not isinstance(k, int) or k < 1:
@@ -334,6 +342,7 @@ def evaluate_policy(
             tokenizer,
             system_prompt=settings.system_prompt,
             max_observation_tokens=settings.max_observation_tokens,
+            eos_token_ids=[*eos_token_ids, *(_eos_ids(model, tokenizer) if model is not None else ())],
         )
         if generate is None and sampler is None:
             model.eval()
@@ -355,16 +364,18 @@ def evaluate_policy(
         episodes = []
         for start in range(0, len(rows), batch_size):
             part = rows[start : start + batch_size]
-            episodes += play_episodes(
-                pool.take(len(part)),
-                part,
-                generate if generate is not None else sampler(start),
-                codec,
-                max_turns=settings.max_turns,
-                max_episode_tokens=settings.max_episode_tokens,
-                max_turn_tokens=settings.max_turn_tokens,
-                outcome_key="score",
-            )
+            # The scope lets a backend sync stale weights and wake a sleeping engine once per batch.
+            with rollout_scope(generate if generate is not None else sampler(start)) as batch_generate:
+                episodes += play_episodes(
+                    pool.take(len(part)),
+                    part,
+                    batch_generate,
+                    codec,
+                    max_turns=settings.max_turns,
+                    max_episode_tokens=settings.max_episode_tokens,
+                    max_turn_tokens=settings.max_turn_tokens,
+                    outcome_key="score",
+                )
             if progress:
                 done = sum(e.success for e in episodes)
                 print(

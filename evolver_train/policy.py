@@ -159,11 +159,14 @@ def load_policy(name_or_path: str | Path, *, dtype: Any = None):
 
     A hub name needs network access or a filled cache; offline runs use local folders.
     """
+    import os
+
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(name_or_path))
+    name_or_path = os.path.expanduser(str(name_or_path))  # recipes name fetched models as ~/.cache/...
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     kwargs = {"dtype": dtype} if dtype is not None else {}
-    model = AutoModelForCausalLM.from_pretrained(str(name_or_path), **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(name_or_path, **kwargs)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
@@ -211,7 +214,9 @@ def build_policy(name_or_path: str | Path, *, env: Any = None, tasks: Sequence[A
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    eos = model.generation_config.eos_token_id  # keep every EOS id the model stops on (a list for chat models)
+    eos = [eos] if isinstance(eos, int) else list(eos or [])
+    model.generation_config.eos_token_id = eos if tokenizer.eos_token_id in eos else [tokenizer.eos_token_id, *eos]
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     if device:
         model.to(device)

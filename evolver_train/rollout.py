@@ -29,6 +29,8 @@ import torch
 
 from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 
+from .generation import generate_turn
+
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
            "play_episodes", "GenerateFn"]
 
@@ -46,9 +48,12 @@ class ChatCodec:
         tokenizer: A Hugging Face tokenizer with a chat template and an EOS token.
         system_prompt: Optional system message before the first observation.
         max_observation_tokens: Observations longer than this keep their head and tail.
+        eos_token_ids: Every id that ends a sampled turn (the model's ``generation_config.eos_token_id``);
+            the tokenizer's EOS is always one of them.
     """
 
-    def __init__(self, tokenizer: Any, *, system_prompt: str | None = None, max_observation_tokens: int = 512):
+    def __init__(self, tokenizer: Any, *, system_prompt: str | None = None, max_observation_tokens: int = 512,
+                 eos_token_ids: Sequence[int] = ()):
         if getattr(tokenizer, "chat_template", None) is None:
             raise ValueError("the tokenizer has no chat_template; set one (evolver_train.policy.CHAT_TEMPLATE)")
         if tokenizer.eos_token_id is None:
@@ -57,6 +62,7 @@ class ChatCodec:
         self.system_prompt = system_prompt
         self.max_observation_tokens = int(max_observation_tokens)
         self.eos_token_id = int(tokenizer.eos_token_id)
+        self.eos_token_ids = frozenset([self.eos_token_id, *(int(e) for e in eos_token_ids)])
         self._before, self._after = self._delta_frame()
 
     def _render(self, messages: list[dict[str, str]], generation_prompt: bool) -> str:
@@ -407,7 +413,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     """Play one episode per row, ``envs[i]`` for ``rows[i]``, generating turn by turn in one batch.
 
     Args:
-        generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts.
+        generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts, called
+            through :func:`evolver_train.generation.generate_turn` (collective backends: every turn, on
+            every rank, in lockstep).
         prompt_edits: Mechanisms' injections undone (navigation: the experience span); steps and
             anchors record the plain observation, and an edit with ``train`` makes it the training
             prompt (the sampling context keeps the observation as it was).
@@ -456,12 +464,10 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             runnable.append(i)
             caps.append(min(max_turn_tokens, room))
         active = runnable
-        if not active:
+        result = generate_turn(generate, [contexts[i] for i in active], caps, active)
+        if result is None:  # nothing left to generate (on any rank, for a collective backend)
             break
-        if getattr(generate, "accepts_rows", False):  # an IncrementalSampler reuses each row's cache
-            sampled, logprobs = generate([contexts[i] for i in active], caps, active)
-        else:
-            sampled, logprobs = generate([contexts[i] for i in active], caps)
+        sampled, logprobs = result
         still_active: list[int] = []
         actions: list[tuple[int, str]] = []
         for i, ids, lps in zip(active, sampled, logprobs):
@@ -469,11 +475,11 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             ids, lps = list(ids), list(lps)
             ep.tokens.extend(ids, model=True, step=turn, logprobs=lps)
             contexts[i].extend(ids)
-            if not ids or ids[-1] != codec.eos_token_id:
+            if not ids or ids[-1] not in codec.eos_token_ids:  # any EOS the sampler stops on ends the turn
                 # The per-turn cap cut the action: close the turn with an EOS the model did not sample.
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
                 contexts[i].append(codec.eos_token_id)
-            actions.append((i, codec.decode_action([t for t in ids if t != codec.eos_token_id])))
+            actions.append((i, codec.decode_action([t for t in ids if t not in codec.eos_token_ids])))
         for (i, action), (obs, reward, terminated, truncated, info) in zip(actions, _step_all(envs, actions)):
             ep = episodes[i]
             obs = str(obs)

@@ -48,6 +48,7 @@ from wrappers.plugin import RowContext, TrainingHooks
 from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
 from .env_workers import EnvWorkerConfig, make_env_pool
+from .generation import VLLMGenerate, rollout_scope
 from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
@@ -158,7 +159,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
             self.remove_callback(ProgressCallback)
             self.add_callback(ConciseProgressCallback(max_str_len=100))
         self.codec = ChatCodec(self.processing_class, system_prompt=args.system_prompt,
-                               max_observation_tokens=args.max_observation_tokens)
+                               max_observation_tokens=args.max_observation_tokens,
+                               eos_token_ids=self.eos_token_ids)
         self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high)
                              for h in self.hooks if h.plain_observation is not None]
         clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
@@ -172,8 +174,9 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
         A new function per rollout: its ``IncrementalSampler`` keeps the episodes' KV cache across turns.
         """
-        if self.use_vllm:
-            return self._vllm_generate
+        if self.use_vllm:  # one collective engine call per turn on every rank; weights synced when stale
+            return VLLMGenerate(self, temperature=temperature, seed=seed, eos_token_ids=self.eos_token_ids,
+                                top_p=self.top_p if self.top_p is not None else 1.0, top_k=self.top_k or 0)
         generator = torch.Generator(device=self.accelerator.device).manual_seed(seed % 2**63)
         eos = list(self.eos_token_ids)
         pad = self.processing_class.pad_token_id
@@ -198,26 +201,6 @@ class EvolverGRPOTrainer(GRPOTrainer):
                         m.train()
         generate.accepts_rows = True  # type: ignore[attr-defined]  # one KV cache per rollout, kept across turns
         return generate
-
-    def _vllm_generate(self, contexts: list[list[int]], caps: list[int]):
-        """One vLLM call per turn (collective in server mode: every rank calls it each turn)."""
-        vg = self.vllm_generation
-        saved = vg.max_completion_length
-        vg.max_completion_length = max(caps) if caps else 1
-        try:
-            _, ids, logprobs, _ = vg.generate(prompts=contexts, images=None, num_generations=1)
-        finally:
-            vg.max_completion_length = saved
-        out_ids, out_lp = [], []
-        for seq, lps, cap in zip(ids, logprobs, caps):
-            seq, lps = list(seq)[:cap], [lp[0] for lp in lps][:cap]
-            for k, tok in enumerate(seq):
-                if tok in self.eos_token_ids:
-                    seq, lps = seq[: k + 1], lps[: k + 1]
-                    break
-            out_ids.append(seq)
-            out_lp.append(lps)
-        return out_ids, out_lp
 
     def _row_specs(self, prompts: list[Any], mode: str) -> list[RowSpec]:
         """Tasks, seeds, groups and experience flags of this rank's rows."""
@@ -273,7 +256,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         rows = self._row_specs(prompts, mode)
         seed = derive_seed(args.rollout_seed, "sample", mode, self.state.global_step, self.accelerator.process_index)
-        episodes = self._play(rows, self._generate_fn(self.temperature, seed))
+        with rollout_scope(self._generate_fn(self.temperature, seed)) as generate:
+            episodes = self._play(rows, generate)
         self._episodes = episodes
         self.plugin_state["rollouts"] += 1
         logprobs = None
@@ -417,7 +401,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
             env_factory=self.env_pool.factory, reset_options=options,
             reset_seeds=[derive_seed(args.rollout_seed, "eval", seed, i) % 2**31 for i in range(len(tasks))],
             sampler=lambda start: self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)),
-            batch_size=max(args.per_device_train_batch_size, 64))  # wider batches amortise each decoding step
+            batch_size=max(args.per_device_train_batch_size, 64),  # wider batches amortise each decoding step
+            eos_token_ids=self.eos_token_ids)
         result = {key: report[key] for key in ("success_rate", "score", "episode_len", "invalid_action_rate")}
         if details:
             result.update(success_rate_ci95=report["success_rate_ci95"], sample=report["sample"])

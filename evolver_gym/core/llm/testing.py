@@ -6,6 +6,8 @@
   ``127.0.0.1``. Each request is answered from, in order: the fault queue, the reply queue, the
   handler function of the request, else the last user message echoed back. Every request body is
   recorded in ``server.requests``.
+* ``model_handler`` - a handler that answers every request with a local chat client (for example a
+  ``TransformersChatClient`` over a real model folder), so the server speaks for a real model.
 * ``build_tiny_chat_model`` - a tiny causal LM built from a config, with a tokenizer built locally
   and a chat template, for tests of the transformers and policy backends (no hub download).
 
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "Fault", "ScriptedLLMServer", "build_tiny_chat_model"]
+__all__ = ["FAULT_KINDS", "Fault", "ScriptedLLMServer", "model_handler", "build_tiny_chat_model"]
 
 FAULT_KINDS = ("delay", "status", "malformed", "truncated", "empty", "trickle", "endless", "huge", "usage")
 
@@ -340,6 +342,27 @@ class ScriptedLLMServer:
                 self.close_connection = True
 
         return Handler
+
+
+def model_handler(client: Any) -> Callable[[dict[str, Any]], str]:
+    """``handler(body)`` answering with ``client.chat`` (a ``ChatClient``), honouring the request's
+    ``temperature``, ``max_tokens``, ``top_p`` and ``stop``.
+
+    Example:
+        >>> from evolver_gym.core.llm.local import PolicyChatClient
+        >>> model, tokenizer = build_tiny_chat_model()
+        >>> local = PolicyChatClient(model, tokenizer, max_tokens=3, temperature=0.0)
+        >>> with ScriptedLLMServer(handler=model_handler(local)) as server:
+        ...     judge = server.client(role="judge", timeout=120, max_tokens=3, temperature=0.0)
+        ...     reply = judge.chat([{"role": "user", "content": "hi"}])
+        >>> reply == local.chat([{"role": "user", "content": "hi"}])
+        True
+    """
+    def handle(body: dict[str, Any]) -> str:
+        overrides = {k: body[k] for k in ("temperature", "max_tokens", "top_p", "stop") if body.get(k) is not None}
+        return client.chat(list(body.get("messages", [])), **overrides)
+
+    return handle
 
 
 def build_tiny_chat_model(seed: int = 0, *, hidden_size: int = 32, num_layers: int = 2):

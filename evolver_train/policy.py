@@ -121,7 +121,7 @@ def build_environment_tokenizer(env: Any, tasks: Sequence[Any], *, extra_texts: 
 
 @dataclass
 class TinyPolicyConfig:
-    """Size of the default policy (Llama-style). The defaults give about 0.4M non-embedding parameters."""
+    """Size of the default policy (Llama-style). The defaults give about 0.5M non-embedding parameters."""
 
     hidden_size: int = 128
     num_hidden_layers: int = 2

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -526,6 +527,10 @@ class TimeBudgetCallback(TrainerCallback):
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.started is not None and time.monotonic() - self.started >= self.seconds:
             control.should_training_stop = True
+            if state.global_step < state.max_steps:  # a result cut short by a slow machine must say so
+                warnings.warn(f"max_train_minutes={self.seconds / 60:g} stopped training at step {state.global_step} "
+                              f"of {state.max_steps}: the run depends on this machine's speed; raise the budget or "
+                              f"set it to 0 to run every step", RuntimeWarning, stacklevel=2)
 
 
 class EvaluationCallback(TrainerCallback):

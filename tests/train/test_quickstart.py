@@ -71,10 +71,12 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     out = tmp_path / "run"
     sft = {"num_demonstrations": 16, "max_steps": 2, "max_minutes": 0, "hidden_size": 32, "num_hidden_layers": 1,
            "num_attention_heads": 2, "log_every": 1}
-    rc = main(["--config", QUICKSTART, "--output_dir", str(out), "--sft", json.dumps(sft),
-               "--max_steps", "3", "--max_train_minutes", "0.0001",  # the time budget stops it after step 1
-               "--per_device_train_batch_size", "4", "--num_generations", "2", "--evolver_eval_episodes", "3",
-               "--max_turns", "3", "--max_episode_tokens", "200", "--max_turn_tokens", "12"])
+    # The time budget stops it after step 1, and says so.
+    with pytest.warns(RuntimeWarning, match="max_train_minutes=0.0001 stopped training at step 1 of 3"):
+        rc = main(["--config", QUICKSTART, "--output_dir", str(out), "--sft", json.dumps(sft),
+                   "--max_steps", "3", "--max_train_minutes", "0.0001",
+                   "--per_device_train_batch_size", "4", "--num_generations", "2", "--evolver_eval_episodes", "3",
+                   "--max_turns", "3", "--max_episode_tokens", "200", "--max_turn_tokens", "12"])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "sft: 2 steps" in printed and "success rate: before RL" in printed and "num_products=200" in printed

@@ -177,3 +177,15 @@ def test_stacks_with_gymnasium_and_project_wrappers(shop_pool):
     assert obs.startswith(EXP_OPEN)
     _, _, term, _, info = env.step("buy[red running shoes]")
     assert term and info["attribution"]["labels"][0]["step"] == 0 and info["experience"]["ids"]
+
+
+def test_bad_argument_opens_no_pool(tmp_path):
+    # The pool is opened only after every argument is checked: nothing is created, nothing left open.
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401
+
+    uri = tmp_path / "never.db"
+    with pytest.raises(ValueError, match="top_k must be a positive int"):
+        ExperienceContext(gym.make("evolver/WebShop-v0", num_products=50), str(uri), top_k=0)
+    assert not list(tmp_path.iterdir())

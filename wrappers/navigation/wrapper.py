@@ -218,14 +218,7 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
                  max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = False,
                  summary_batch: int = 1, count_uses: bool = True,
                  train_splits: Sequence[str] = TRAIN_SPLITS, info_key: str = "experience") -> None:
-        self._owns_pool = not isinstance(pool, ExperiencePool)
-        pool = _open_pool(pool)
-        gym.utils.RecordConstructorArgs.__init__(
-            self, pool={k: v for k, v in asdict(pool.config).items() if k != "token"},
-            top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
-            max_chars=max_chars, continual=continual, summary_batch=summary_batch, count_uses=count_uses,
-            train_splits=tuple(train_splits), info_key=info_key)
-        gym.Wrapper.__init__(self, env)
+        # Arguments first: a pool this wrapper opens is never left open by a bad argument.
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
         if threshold is not None and not -1.0 <= float(threshold) <= 1.0:
@@ -242,6 +235,14 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             raise ValueError(f"train_splits must be a non-empty sequence of split names, got {train_splits!r}")
         if not isinstance(info_key, str) or not info_key:
             raise ValueError(f"info_key must be a non-empty string, got {info_key!r}")
+        self._owns_pool = not isinstance(pool, ExperiencePool)
+        pool = _open_pool(pool)
+        gym.utils.RecordConstructorArgs.__init__(
+            self, pool={k: v for k, v in asdict(pool.config).items() if k != "token"},
+            top_k=top_k, threshold=threshold, enabled=enabled, filter_env=filter_env,
+            max_chars=max_chars, continual=continual, summary_batch=summary_batch, count_uses=count_uses,
+            train_splits=tuple(train_splits), info_key=info_key)
+        gym.Wrapper.__init__(self, env)
         self.pool, self.top_k, self.threshold = pool, top_k, threshold
         self.enabled, self.filter_env, self.max_chars = bool(enabled), bool(filter_env), max_chars
         self.summarizer, self.continual, self.summary_batch = summarizer, bool(continual), summary_batch

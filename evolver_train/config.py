@@ -123,6 +123,9 @@ class EvolverGRPOConfig(GRPOConfig):
     max_train_minutes: float = field(default=0.0, metadata={
         "help": "Stop GRPO after this much wall time (checked after each step; 0 = run max_steps). Use a "
                 "constant lr_scheduler_type with it, since the schedule is laid out over max_steps."})
+    expected_train_minutes: float = field(default=0.0, metadata={
+        "help": "Expected GRPO wall time on the recipe's reference machine; when the projection after a few "
+                "steps exceeds twice this, a warning says so (training still runs every step). 0 = no check."})
 
     # -- evaluation -----------------------------------------------------------------------
     evolver_eval_split: str = field(default="dev", metadata={"help": "Split of the periodic evaluation."})
@@ -166,6 +169,8 @@ class EvolverGRPOConfig(GRPOConfig):
             raise ConfigError(f"env_workers must be >= 1, got {self.env_workers!r}")
         if self.max_train_minutes < 0:
             raise ConfigError(f"max_train_minutes must be >= 0, got {self.max_train_minutes!r}")
+        if self.expected_train_minutes < 0:
+            raise ConfigError(f"expected_train_minutes must be >= 0, got {self.expected_train_minutes!r}")
         for name in ("evolver_eval_episodes", "evolver_eval_interval"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")

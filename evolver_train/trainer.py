@@ -4,7 +4,8 @@
   token-exact episodes), per-token advantages (outcome + attributed step rewards + GiGPO), edited
   training prompts with their own clip, environment metrics and plugin state saved with each checkpoint.
 * ``MechanismCallback`` - after each optimiser step: training episodes to each mechanism, its periodic work.
-* ``EvaluationCallback`` - periodic held-out evaluation; ``TimeBudgetCallback`` - a wall-time stop.
+* ``EvaluationCallback`` - periodic held-out evaluation; ``TimeBudgetCallback`` - a wall-time stop;
+  ``SlowRunWarningCallback`` - a warning when the step budget will take far longer than expected.
 * ``task_dataset`` - the training dataset: one row per task (fixed tasks) or per slot (sampled).
 
 The trainer never names a mechanism: it calls the ``TrainingHooks`` it is given (one per enabled
@@ -53,6 +54,7 @@ from .generation import VLLMGenerate, rollout_scope
 from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
+           "SlowRunWarningCallback",
            "ConciseProgressCallback", "task_dataset", "PLUGIN_STATE_FILE"]
 
 PLUGIN_STATE_FILE = "evolver_state.json"
@@ -152,6 +154,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
             own_callbacks.append(EvaluationCallback(self))
         if args.max_train_minutes:
             own_callbacks.append(TimeBudgetCallback(args.max_train_minutes))
+        if args.expected_train_minutes:
+            own_callbacks.append(SlowRunWarningCallback(args.expected_train_minutes))
         super().__init__(model=model, reward_funcs=[_outcome_reward], args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class,
                          callbacks=own_callbacks + list(callbacks or []), peft_config=peft_config,
@@ -531,6 +535,39 @@ class TimeBudgetCallback(TrainerCallback):
                 warnings.warn(f"max_train_minutes={self.seconds / 60:g} stopped training at step {state.global_step} "
                               f"of {state.max_steps}: the run depends on this machine's speed; raise the budget or "
                               f"set it to 0 to run every step", RuntimeWarning, stacklevel=2)
+
+
+class SlowRunWarningCallback(TrainerCallback):
+    """Warns once when the projected GRPO wall time exceeds ``factor`` times ``expected_minutes``.
+
+    Training is budgeted in steps, so a slow or loaded machine gives the same result later; this says so
+    early instead of leaving the user to guess. The projection starts after ``warmup_steps`` steps.
+    """
+
+    def __init__(self, expected_minutes: float, factor: float = 2.0, warmup_steps: int = 3):
+        if expected_minutes <= 0:
+            raise ValueError(f"expected_minutes must be > 0, got {expected_minutes!r}")
+        if factor <= 1:
+            raise ValueError(f"factor must be > 1, got {factor!r}")
+        self.expected_minutes, self.factor, self.warmup_steps = expected_minutes, factor, warmup_steps
+        self.started: float | None = None
+        self.first_step, self.warned = 0, False
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.started, self.first_step = time.monotonic(), state.global_step
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        done = state.global_step - self.first_step
+        if self.warned or self.started is None or done < self.warmup_steps:
+            return
+        per_step = (time.monotonic() - self.started) / done
+        projected = per_step * (state.max_steps - self.first_step) / 60.0
+        if projected > self.factor * self.expected_minutes:
+            self.warned = True
+            warnings.warn(f"GRPO is running slower than expected: {per_step:.1f} s a step projects "
+                          f"{projected:.1f} minutes for {state.max_steps} steps (expected about "
+                          f"{self.expected_minutes:g}); every step still runs, so the result does not change, "
+                          f"only the wait (is the machine loaded?)", RuntimeWarning, stacklevel=2)
 
 
 class EvaluationCallback(TrainerCallback):

@@ -92,8 +92,18 @@ class SFTConfig:
         "help": "Character cap of those blocks; use the navigation wrapper's max_chars."})
     seed: int = field(default=0, metadata={"help": "Seed of demonstrations, initialisation and batching."})
     log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
+    lora_r: int = field(default=0, metadata={
+        "help": "LoRA rank of the warm start (0 = train all weights). The adapter is merged into the saved "
+                "checkpoint, so GRPO starts from a plain model (and may add its own adapter)."})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha of the warm start (with lora_r > 0)."})
+    lora_target_modules: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+                                           metadata={"help": "Modules the warm start's LoRA adapts."})
 
     def __post_init__(self) -> None:
+        if not isinstance(self.lora_r, int) or self.lora_r < 0:
+            raise ConfigError(f"lora_r must be an int >= 0, got {self.lora_r!r}")
+        if self.lora_r and not self.lora_target_modules:
+            raise ConfigError(f"lora_target_modules must name at least one module, got {self.lora_target_modules!r}")
         for name in ("max_steps", "hidden_size", "num_hidden_layers", "num_attention_heads", "log_every",
                      "max_observation_tokens"):
             if getattr(self, name) < 1:
@@ -265,8 +275,15 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     print(f"sft: {len(encoded)} demonstrations ({perfect:.0%} successful, {with_experience} with an experience block), "
           f"{sum(len(e[0]) for e in encoded) / len(encoded):.0f} tokens each on average")
 
+    if config.lora_r:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha,
+                                                 target_modules=list(config.lora_target_modules),
+                                                 lora_dropout=0.0, task_type="CAUSAL_LM"))
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / max(1, config.max_steps)))))
     rng = make_rng(config.seed, "sft-batches")
@@ -285,7 +302,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         loss = model(input_ids=input_ids, labels=labels).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
         schedule.step()
         step += 1
@@ -299,6 +316,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
             break
 
+    if config.lora_r:
+        model = model.merge_and_unload()  # a plain checkpoint: GRPO and evaluation load it like any other
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)

@@ -67,3 +67,27 @@ def test_warm_start_with_experience_knows_the_block_vocabulary(tmp_path, demonst
     plain = SFTConfig(**{**config.__dict__, "experience_share": 0.0, "output_dir": str(tmp_path / "plain")})
     _, tokenizer = load_policy(train_sft(plain, demonstrations=list(demonstrations)))
     assert tokenizer.unk_token_id in tokenizer("Advice", add_special_tokens=False)["input_ids"]
+
+
+def test_lora_warm_start_trains_only_the_adapted_modules_and_saves_a_merged_checkpoint(tmp_path, demonstrations):
+    import torch
+
+    from evolver_train.policy import load_policy
+
+    common = dict(env_kwargs=ENV_KWARGS, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  observation_shaping=["drop_repeated_instruction"], learning_rate=1e-2, batch_size=8)
+    # the same initialisation (same seed), then LoRA steps from it on the attention projections only
+    lora_dir = train_sft(SFTConfig(output_dir=str(tmp_path / "lora"), max_steps=4, lora_r=4,
+                                   lora_target_modules=["q_proj", "v_proj"], **{**common, "learning_rate": 1e-1}),
+                         demonstrations=list(demonstrations))
+    assert not any(p.name.startswith("adapter") for p in lora_dir.iterdir())  # merged, a plain checkpoint
+    merged, _ = load_policy(lora_dir)
+    init, _ = load_policy(train_sft(SFTConfig(output_dir=str(tmp_path / "init"), max_steps=1,
+                                              **{**common, "learning_rate": 1e-12}),
+                                    demonstrations=list(demonstrations)))
+    changed = {name for name, p in merged.state_dict().items()
+               if not torch.allclose(p, init.state_dict()[name], atol=1e-6)}
+    assert changed and all(name.endswith(("q_proj.weight", "v_proj.weight")) for name in changed), changed
+    assert init.state_dict().keys() == merged.state_dict().keys()
+    with pytest.raises(ValueError, match="lora_r must be an int >= 0, got -1"):
+        SFTConfig(lora_r=-1)

@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/sft750_s0
     python benchmarks/honest_split.py --checkpoint runs/honest/rl/checkpoint --out runs/honest/rl_eval
+    python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
 
 Trains the quickstart's tiny policy (hidden 128, 2 layers, 4 heads, lr 3e-3, batch 16) on clean oracle
 demonstrations (``imperfect_share`` 0, no experience block) of the train goals of a 600-product shop
@@ -12,6 +13,10 @@ for ``--steps`` steps, or takes ``--checkpoint`` as it is; then evaluates it wit
 ``--train-goals`` train goals likewise (the seen-product reference). Writes ``<out>/report.json``
 (success with its 95% Wilson interval, score, the evaluation sample's fingerprint, wall times) and
 prints it.
+
+``--coverage`` trains nothing: it builds the tiny policy's tokenizer for the shop, plays the oracle on
+``--num-demonstrations`` train goals and on every dev goal, and counts the dev action tokens that no
+train demonstration contains (an untrained embedding the policy would have to produce), by action kind.
 """
 
 from __future__ import annotations
@@ -49,6 +54,43 @@ def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, s
             "seconds": round(time.monotonic() - start, 1)}
 
 
+def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
+    """Dev action tokens absent from the train demonstrations' actions, in total and by action kind."""
+    from collections import Counter
+
+    import gymnasium as gym
+
+    from evolver_train.envs import shape_environment
+    from evolver_train.policy import build_environment_tokenizer
+    from evolver_train.sft import collect_demonstrations
+
+    env = shape_environment(gym.make(ENV_ID, **kwargs), SHAPING)
+    train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
+    tokenizer = build_environment_tokenizer(env, train)
+
+    def ids(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    seen = {i for d in collect_demonstrations(env, train, num_demonstrations, imperfect_share=0.0, seed=0)
+            for step in d.steps for i in ids(step.action)}
+    tokens, unseen, episodes, kinds, examples = 0, 0, 0, Counter(), Counter()
+    for demo in collect_demonstrations(env, dev, len(dev), imperfect_share=0.0, seed=0):
+        hit = False
+        for step in demo.steps:
+            action = ids(step.action)
+            missing = [t for t in action if t not in seen]
+            tokens, unseen = tokens + len(action), unseen + len(missing)
+            if missing:
+                hit = True
+                kinds[step.action.split("[")[0]] += 1
+                examples.update(tokenizer.convert_ids_to_tokens(missing))
+        episodes += hit
+    env.close()
+    return {"vocabulary": len(tokenizer), "dev_goals": len(dev), "dev_action_tokens": tokens,
+            "not_in_train_actions": unseen, "dev_episodes_with_one": episodes, "actions_with_one_by_kind": kinds,
+            "most_common": examples.most_common(10)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
@@ -60,8 +102,15 @@ def main() -> None:
     p.add_argument("--train-goals", type=int, default=128, help="train goals evaluated (0 = none)")
     p.add_argument("--eval-seed", type=int, default=0, help="seed of the evaluation's episodes")
     p.add_argument("--num-threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--coverage", action="store_true", help="count unseen dev action tokens; train nothing")
+    p.add_argument("--out", default=None, help="folder of the checkpoint and report.json")
     args = p.parse_args()
+    if args.coverage:
+        kwargs = env_kwargs(args.num_products, args.split_scheme)
+        print(json.dumps(token_coverage(kwargs, args.num_demonstrations), indent=2))
+        return
+    if not args.out:
+        p.error("--out is required (unless --coverage)")
 
     import torch
 

@@ -9,8 +9,10 @@ scenario template appears in train); and the word Jaccard of each instruction to
 instruction (``wrappers.questioning.text.jaccard``, whitespace words): median and share >= 0.8;
 and, for WebShop, the share that some train goal's reference solves (its purchase scores 1.0 on the
 held-out goal: the target overlap that the leakage guard's ``solves`` checks).
-Shops: ``quickstart`` (200 products, synthetic goals, as configs/quickstart.yaml) and ``default``
-(1,000 products, human goals, the env's defaults).
+Shops: ``quickstart`` (200 products, synthetic goals, as configs/quickstart.yaml), ``product600``
+(600 products, synthetic goals, as configs/quickstart_product.yaml: 595 product-held-out dev goals, so
+one evaluation of them has a standard error <= 2.1 points) and ``default`` (1,000 products, human
+goals, the env's defaults).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from wrappers.questioning.text import jaccard, tokens
 
 SHOPS = {
     "quickstart": dict(num_products=200, goals="synthetic"),
+    "product600": dict(num_products=600, goals="synthetic"),
     "default": dict(num_products=1000, goals="human"),
 }
 

@@ -1,7 +1,8 @@
 """The offline default policy: a word-level tokenizer built locally and a small transformer from a config.
 
 * ``build_word_tokenizer`` - a ``PreTrainedTokenizerFast`` over the words of an environment's texts,
-  with a chat template; one token per word or product id, digits and punctuation split.
+  with a chat template; one token per word, while digits, punctuation and every word mixing letters
+  and digits (product ids, ``z2-pink``, ``3oz``) are split into characters.
 * ``environment_texts`` / ``build_environment_tokenizer`` - that tokenizer for an environment (the one
   code path of ``evolver sft`` and ``evolver train``).
 * ``build_tiny_policy`` - a Llama-style causal LM built from a config (no download).
@@ -40,7 +41,11 @@ CHAT_TEMPLATE = (
 
 # Words keep a leading "▁" when a space preceded them, so decoding restores the text exactly.
 # WebShop's "[SEP]" separator is one token: it appears dozens of times on a results page.
-_PIECES = r"▁?\[sep\]|▁?[0-9]|▁?b0[a-z0-9]{8}|▁?[a-z]+|▁?[^\sa-z0-9▁]|▁"
+# A run of letters is one token only when no letter or digit touches it; anything mixing letters and
+# digits (a product id such as "b0868kf3zb") is spelled one character a token. A product id is then
+# made of pieces every product shares, so the policy can copy the id of a product it never trained on
+# (one token per id left an unseen product's id with an untrained embedding: 2% success on them).
+_PIECES = r"▁?\[sep\]|▁?(?<![a-z0-9])[a-z]+(?![a-z0-9])|▁?[a-z0-9]|▁?[^\sa-z0-9▁]|▁"
 
 
 def _pre_tokenizer():

@@ -1,7 +1,8 @@
 """Supervised warm start: teach a policy the environment's action format from oracle demonstrations.
 
 * ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
-* ``collect_demonstrations`` - play the environment's oracle, a share of it deliberately imperfect.
+* ``collect_demonstrations`` - play the environment's oracle (a share of it deliberately imperfect, as a
+  research option).
 * ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
   share of the demonstrations.
 * ``encode_demonstration`` - the token ids of one demonstration exactly as a rollout lays them out.
@@ -12,9 +13,10 @@ The demonstrations are laid out with the rollout's own ``ChatCodec`` (prompt, th
 its EOS, then the next observation as a chat-template delta), so the warm-started policy sees at
 RL time exactly the token layout it was trained on. Loss is on action tokens only.
 
-Imperfect demonstrations leave room for RL on purpose: a share of them follows the environment's
-``flawed_plan`` (WebShop: buy a different product from the results, skip an option, or stop after
-the search, the way a half-trained agent would).
+Demonstrations are clean by default. ``imperfect_share`` is a research option for studying recovery
+from bad demonstrations: that share follows the environment's ``flawed_plan`` (WebShop: buy a
+different product from the results, skip an option, or stop after the search, the way a half-trained
+agent would). It is not part of a baseline: RL then mostly removes the failures put in on purpose.
 
 A policy trained from scratch has never read an experience block; in overall mode
 (``ExperienceContext``) its first prompt would then start with text it cannot place, and it answers
@@ -66,8 +68,10 @@ class SFTConfig:
         "help": "Environment constructor kwargs (JSON on the command line)."})
     split: str = field(default="train", metadata={"help": "Split whose tasks are demonstrated."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
-    imperfect_share: float = field(default=0.35, metadata={
-        "help": "Share of demonstrations that are deliberately imperfect."})
+    imperfect_share: float = field(default=0.0, metadata={
+        "help": "Research option, off by default: share of demonstrations that are deliberately flawed (buy "
+                "another result, skip an option), to study recovery from bad demonstrations. A baseline "
+                "trains on clean demonstrations (0); flaws put in on purpose make RL look better than it is."})
     model_name_or_path: str = field(default="tiny", metadata={
         "help": "'tiny' builds a small Llama-style policy and a word-level tokenizer from the environment; "
                 "otherwise a Hugging Face name or local folder."})

@@ -128,3 +128,15 @@ def test_slow_run_warning_projects_the_step_budget_and_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         callback.on_step_end(None, state, control)  # once only
+
+
+def test_product_recipe_holds_out_every_dev_product_with_enough_goals_and_a_clean_warm_start(tmp_path):
+    run = parse_config(["--config", str(ROOT / "configs" / "quickstart_product.yaml"), "--output_dir", str(tmp_path)])
+    config = run.train
+    assert config.sft["imperfect_share"] == 0.0 and config.wrappers == []
+    env = gym.make(config.env_id, **config.env_kwargs).unwrapped
+    train_products = {g["asin"] for g in env.splits["train"]}
+    dev = env.splits["dev"]
+    # one evaluation of every dev goal has a standard error of at most 2.3 points (sqrt(0.25 / n))
+    assert len(dev) >= 500 and config.evolver_eval_episodes >= len(dev)
+    assert not {g["asin"] for g in dev} & train_products

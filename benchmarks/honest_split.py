@@ -1,0 +1,147 @@
+"""Supervised baseline on the product-held-out split: clean SFT, then held-out success with its interval.
+
+Usage:
+    python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/sft750_s0
+    python benchmarks/honest_split.py --checkpoint runs/honest/rl/checkpoint --out runs/honest/rl_eval
+    python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
+
+Trains the quickstart's tiny policy (hidden 128, 2 layers, 4 heads, lr 3e-3, batch 16) on clean oracle
+demonstrations (``imperfect_share`` 0, no experience block) of the train goals of a 600-product shop
+with synthetic goals cut by ``split_scheme=product`` (no dev or test product appears in any train goal),
+for ``--steps`` steps, or takes ``--checkpoint`` as it is; then evaluates it with
+``evolver_train.evaluation.evaluate_policy``: every dev goal once (595), sampled at temperature 1, and
+``--train-goals`` train goals likewise (the seen-product reference). Writes ``<out>/report.json``
+(success with its 95% Wilson interval, score, the evaluation sample's fingerprint, wall times) and
+prints it.
+
+``--coverage`` trains nothing: it builds the tiny policy's tokenizer for the shop, plays the oracle on
+``--num-demonstrations`` train goals and on every dev goal, and counts the dev action tokens that no
+train demonstration contains (an untrained embedding the policy would have to produce), by action kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+ENV_ID = "evolver/WebShop-v0"
+SHAPING = ["drop_repeated_instruction", "top_results=5"]
+# The quickstart's rollout layout (configs/quickstart.yaml).
+ROLLOUT = dict(max_turns=8, max_episode_tokens=640, max_turn_tokens=48, max_observation_tokens=256)
+
+
+def env_kwargs(num_products: int, split_scheme: str) -> dict:
+    return dict(num_products=num_products, max_steps=8, goals="synthetic", split_scheme=split_scheme)
+
+
+def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, seed: int) -> dict:
+    from evolver_train.evaluation import RolloutSettings, evaluate_policy
+    from evolver_train.policy import build_policy
+
+    model, tokenizer = build_policy(checkpoint)
+    model.eval()
+    start = time.monotonic()
+    report = evaluate_policy(model, tokenizer, ENV_ID, split=split, k=1, temperature=1.0, num_tasks=num_tasks,
+                             env_kwargs=kwargs, observation_shaping=SHAPING, rollout=RolloutSettings(**ROLLOUT),
+                             seed=seed)
+    keep = ("num_episodes", "success_rate", "success_rate_ci95", "score", "episode_len", "invalid_action_rate",
+            "truncated_rate")
+    return {"split": split, **{key: report[key] for key in keep},
+            "sample": {key: v for key, v in report["sample"].items() if key not in ("task_ids", "seeds")},
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
+    """Dev action tokens absent from the train demonstrations' actions, in total and by action kind."""
+    from collections import Counter
+
+    import gymnasium as gym
+
+    from evolver_train.envs import shape_environment
+    from evolver_train.policy import build_environment_tokenizer
+    from evolver_train.sft import collect_demonstrations
+
+    env = shape_environment(gym.make(ENV_ID, **kwargs), SHAPING)
+    train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
+    tokenizer = build_environment_tokenizer(env, train)
+
+    def ids(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    seen = {i for d in collect_demonstrations(env, train, num_demonstrations, imperfect_share=0.0, seed=0)
+            for step in d.steps for i in ids(step.action)}
+    tokens, unseen, episodes, kinds, examples = 0, 0, 0, Counter(), Counter()
+    for demo in collect_demonstrations(env, dev, len(dev), imperfect_share=0.0, seed=0):
+        hit = False
+        for step in demo.steps:
+            action = ids(step.action)
+            missing = [t for t in action if t not in seen]
+            tokens, unseen = tokens + len(action), unseen + len(missing)
+            if missing:
+                hit = True
+                kinds[step.action.split("[")[0]] += 1
+                examples.update(tokenizer.convert_ids_to_tokens(missing))
+        episodes += hit
+    env.close()
+    return {"vocabulary": len(tokenizer), "dev_goals": len(dev), "dev_action_tokens": tokens,
+            "not_in_train_actions": unseen, "dev_episodes_with_one": episodes, "actions_with_one_by_kind": kinds,
+            "most_common": examples.most_common(10)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
+    p.add_argument("--seed", type=int, default=0, help="SFT seed (demonstrations, init, batches)")
+    p.add_argument("--checkpoint", default=None, help="evaluate this checkpoint instead of training one")
+    p.add_argument("--num-products", type=int, default=600)
+    p.add_argument("--split-scheme", default="product")
+    p.add_argument("--num-demonstrations", type=int, default=2000)
+    p.add_argument("--train-goals", type=int, default=128, help="train goals evaluated (0 = none)")
+    p.add_argument("--eval-seed", type=int, default=0, help="seed of the evaluation's episodes")
+    p.add_argument("--num-threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    p.add_argument("--coverage", action="store_true", help="count unseen dev action tokens; train nothing")
+    p.add_argument("--out", default=None, help="folder of the checkpoint and report.json")
+    args = p.parse_args()
+    if args.coverage:
+        kwargs = env_kwargs(args.num_products, args.split_scheme)
+        print(json.dumps(token_coverage(kwargs, args.num_demonstrations), indent=2))
+        return
+    if not args.out:
+        p.error("--out is required (unless --coverage)")
+
+    import torch
+
+    if args.num_threads:
+        torch.set_num_threads(args.num_threads)
+    kwargs = env_kwargs(args.num_products, args.split_scheme)
+    out = Path(args.out)
+    record: dict = {"command": "python benchmarks/honest_split.py " + " ".join(os.sys.argv[1:]),
+                    "env_kwargs": kwargs, "observation_shaping": SHAPING, "load_before": os.getloadavg()}
+    checkpoint = args.checkpoint
+    if checkpoint is None:
+        from evolver_train.sft import SFTConfig, train_sft
+
+        config = SFTConfig(output_dir=str(out / "sft"), env_id=ENV_ID, env_kwargs=kwargs, split="train",
+                           num_demonstrations=args.num_demonstrations, imperfect_share=0.0, hidden_size=128,
+                           num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
+                           max_steps=args.steps, max_minutes=0, observation_shaping=SHAPING,
+                           max_observation_tokens=ROLLOUT["max_observation_tokens"], seed=args.seed,
+                           num_threads=args.num_threads, log_every=100)
+        start = time.monotonic()
+        checkpoint = str(train_sft(config))
+        record["sft"] = {"steps": args.steps, "seed": args.seed, "seconds": round(time.monotonic() - start, 1)}
+    record["checkpoint"] = checkpoint
+    record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed)
+    if args.train_goals:
+        record["train"] = evaluate(checkpoint, "train", args.train_goals, kwargs, args.eval_seed)
+    record["load_after"] = os.getloadavg()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(record, indent=2))
+    print(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The tiny policy's tokenizer: an unseen product's id is made of pieces the policy trained on."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+import evolver_gym  # noqa: F401 - registers the environment ids
+from evolver_train.policy import build_environment_tokenizer, build_word_tokenizer
+from evolver_train.sft import collect_demonstrations
+
+
+def test_mixed_letters_and_digits_are_spelled_while_words_stay_whole():
+    tok = build_word_tokenizer(["search[red shoes]", "click[b0868kf3zb]", "z2-pink 16oz bottle, price lower than"])
+    pieces = tok.convert_ids_to_tokens(tok("click[b0aq7zz1xy] red shoes", add_special_tokens=False)["input_ids"])
+    assert pieces == ["click", "[", "b", "0", "a", "q", "7", "z", "z", "1", "x", "y", "]", "▁red", "▁shoes"]
+    assert tok.unk_token not in pieces
+    for text in ["click[b0aq7zz1xy]", "click[z2-pink]", "a 16oz bottle, price lower than 50.00"]:
+        assert tok.decode(tok(text)["input_ids"]) == text.lower()
+
+
+def test_the_click_on_a_held_out_product_uses_only_tokens_of_train_demonstrations():
+    # Under the product split no dev product appears in a train goal. With one token per product id
+    # the id of a dev product never occurs in training, so its embedding stays untrained and the
+    # policy cannot copy it; spelled out, every piece of it does occur.
+    env = gym.make("evolver/WebShop-v0", num_products=200, max_steps=8, goals="synthetic", split_scheme="product")
+    train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
+    tok = build_environment_tokenizer(env, train, episodes=8)
+
+    def ids(text):
+        return tok(text, add_special_tokens=False)["input_ids"]
+
+    seen = {i for d in collect_demonstrations(env, train, 60, imperfect_share=0.0, seed=0) for s in d.steps
+            for i in ids(s.action)}
+    clicks = [s.action for d in collect_demonstrations(env, dev, 20, imperfect_share=0.0, seed=0) for s in d.steps
+              if s.action.startswith("click[b0")]
+    env.close()
+    assert len(clicks) >= 10
+    unseen = {a: [t for t in tok.convert_ids_to_tokens(ids(a)) if tok.convert_tokens_to_ids(t) not in seen]
+              for a in clicks}
+    assert not any(unseen.values()), unseen

@@ -45,20 +45,27 @@ CHAT_TEMPLATE = (
 # digits (a product id such as "b0868kf3zb") is spelled one character a token. A product id is then
 # made of pieces every product shares, so the policy can copy the id of a product it never trained on
 # (one token per id left an unseen product's id with an untrained embedding: 2% success on them).
-_PIECES = r"▁?\[sep\]|▁?(?<![a-z0-9])[a-z]+(?![a-z0-9])|▁?[a-z0-9]|▁?[^\sa-z0-9▁]|▁"
+_PIECES_SPELLED = r"▁?\[sep\]|▁?(?<![a-z0-9])[a-z]+(?![a-z0-9])|▁?[a-z0-9]|▁?[^\sa-z0-9▁]|▁"
+# The first tokenizer's pieces (``spell_ids=False``): one token per WebShop product id, kept for recipes
+# measured with it (the quickstart).
+_PIECES_WHOLE_IDS = r"▁?\[sep\]|▁?[0-9]|▁?b0[a-z0-9]{8}|▁?[a-z]+|▁?[^\sa-z0-9▁]|▁"
 
 
-def _pre_tokenizer():
+def _pre_tokenizer(spell_ids: bool = True):
     from tokenizers import Regex, pre_tokenizers
 
     return pre_tokenizers.Sequence([
         pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never"),
-        pre_tokenizers.Split(Regex(_PIECES), behavior="isolated"),
+        pre_tokenizers.Split(Regex(_PIECES_SPELLED if spell_ids else _PIECES_WHOLE_IDS), behavior="isolated"),
     ])
 
 
-def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_words: Iterable[str] = ()):
+def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_words: Iterable[str] = (),
+                         spell_ids: bool = True):
     """A word-level tokenizer whose vocabulary is every piece of ``texts`` (lower-cased).
+
+    ``spell_ids``: words mixing letters and digits (product ids) are spelled one character a token, so
+    unseen ids are made of trained pieces; ``False`` keeps one token per WebShop product id.
 
     Example:
         >>> tok = build_word_tokenizer(["search[red shoes]", "click[b0868kf3zb]"])
@@ -72,7 +79,7 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     if min_frequency < 1:
         raise ValueError(f"min_frequency must be >= 1, got {min_frequency!r}")
     normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
-    pre = _pre_tokenizer()
+    pre = _pre_tokenizer(spell_ids)
     counts: Counter[str] = Counter()
     for text in [*texts, *extra_words]:
         counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
@@ -119,14 +126,16 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> 
 
 
 def build_environment_tokenizer(env: Any, tasks: Sequence[Any], *, extra_texts: Iterable[str] = (),
-                                episodes: int = 64):
+                                episodes: int = 64, spell_ids: bool = True):
     """The one way the tiny policy's tokenizer is built (``evolver sft`` and ``evolver train``)."""
-    return build_word_tokenizer([*environment_texts(env, tasks, episodes=episodes), *extra_texts])
+    return build_word_tokenizer([*environment_texts(env, tasks, episodes=episodes), *extra_texts],
+                                spell_ids=spell_ids)
 
 
 @dataclass
 class TinyPolicyConfig:
-    """Size of the default policy (Llama-style). The defaults give about 0.5M non-embedding parameters."""
+    """Size and tokenizer of the default policy (Llama-style). The defaults give about 0.5M non-embedding
+    parameters; ``spell_ids`` as in :func:`build_word_tokenizer`."""
 
     hidden_size: int = 128
     num_hidden_layers: int = 2
@@ -134,6 +143,7 @@ class TinyPolicyConfig:
     intermediate_size: int = 512
     max_position_embeddings: int = 2048
     tie_word_embeddings: bool = True
+    spell_ids: bool = True
 
 
 def build_tiny_policy(tokenizer: Any, config: TinyPolicyConfig | None = None, *, seed: int = 0):
@@ -198,7 +208,8 @@ def build_policy(name_or_path: str | Path, *, env: Any = None, tasks: Sequence[A
         if env is None:
             raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
         task_list = list(tasks) if tasks is not None else list(env.unwrapped.tasks("train"))
-        tokenizer = build_environment_tokenizer(env, task_list, extra_texts=list(extra_texts))
+        tokenizer = build_environment_tokenizer(env, task_list, extra_texts=list(extra_texts),
+                                                spell_ids=(size or TinyPolicyConfig()).spell_ids)
         model = build_tiny_policy(tokenizer, size, seed=seed)
     elif (Path(name) / "adapter_config.json").exists():
         import json

@@ -78,6 +78,10 @@ class SFTConfig:
     hidden_size: int = field(default=128, metadata={"help": "Tiny policy: hidden size."})
     num_hidden_layers: int = field(default=2, metadata={"help": "Tiny policy: layers."})
     num_attention_heads: int = field(default=4, metadata={"help": "Tiny policy: attention heads."})
+    spell_ids: bool = field(default=True, metadata={
+        "help": "Tiny policy's tokenizer: spell words that mix letters and digits (product ids) one character a "
+                "token, so the policy can copy ids it never trained on; False = one token per product id "
+                "(the quickstart's measured recipe)."})
     system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
     observation_shaping: list[str] = field(default_factory=list, metadata={
         "help": "Observation shapers the environment offers (WebShop: drop_repeated_instruction, top_results=K); "
@@ -264,7 +268,8 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         # The block's template words join the tokenizer's vocabulary (the tiny policy's is built here).
         blocks = [d.steps[0].observation for d in demonstrations if d.metadata.get("experience")]
     size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
-                            num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size)
+                            num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size,
+                            spell_ids=config.spell_ids)
     model, tokenizer = build_policy(config.model_name_or_path, env=env, tasks=env.unwrapped.tasks(config.split),
                                     extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,

@@ -38,3 +38,27 @@ def test_the_click_on_a_held_out_product_uses_only_tokens_of_train_demonstration
     unseen = {a: [t for t in tok.convert_ids_to_tokens(ids(a)) if tok.convert_tokens_to_ids(t) not in seen]
               for a in clicks}
     assert not any(unseen.values()), unseen
+
+
+def test_spell_ids_false_keeps_one_token_per_product_id_for_recipes_measured_with_it():
+    texts = ["search[red shoes]", "click[b0868kf3zb]", "z2-pink 16oz bottle"]
+    whole = build_word_tokenizer(texts, spell_ids=False)
+    assert whole.convert_ids_to_tokens(whole("click[b0868kf3zb]", add_special_tokens=False)["input_ids"]) == [
+        "click", "[", "b0868kf3zb", "]"]
+    # an id it never saw is one unknown token: the reason spelled ids are the default
+    assert whole.unk_token in whole.convert_ids_to_tokens(whole("click[b0aq7zz1xy]")["input_ids"])
+    spelled = build_word_tokenizer(texts)
+    assert spelled.unk_token not in spelled.convert_ids_to_tokens(spelled("click[b0aq7zz1xy]")["input_ids"])
+
+
+def test_the_quickstart_keeps_the_tokenizer_it_was_measured_with():
+    from pathlib import Path
+
+    from evolver_train.train_cli import parse_config
+
+    root = Path(__file__).resolve().parents[2]
+    from evolver_train.sft import SFTConfig
+
+    quickstart = parse_config(["--config", str(root / "configs" / "quickstart.yaml")]).train.sft
+    product = parse_config(["--config", str(root / "configs" / "quickstart_product.yaml")]).train.sft
+    assert SFTConfig(**quickstart).spell_ids is False and SFTConfig(**product).spell_ids is True

@@ -270,6 +270,8 @@ def _evil_sets(n: int, n_evil: int, must: int, cannot: int, quests: tuple[tuple[
 
 
 def _belief(v: SeatView) -> np.ndarray:
+    """The evil sets ``v``'s seat holds possible: its night knowledge, the Lady's answers, itself, and
+    the Fail counts (Percival's Merlin/Morgana pair is not used: it names no evil seat for sure)."""
     k = v.knowledge
     known_evil = set(k.evil) | {t for t, evil in v.lady_results if evil}
     known_good = set(k.good) | {t for t, evil in v.lady_results if not evil}

@@ -146,3 +146,5 @@ def test_llm_judge_labels_the_decisions_no_rule_can_judge():
     steps_sent = sum(len(re.findall(r"EVAL-STEP \d+", text)) for text in asked)
     extra = sum(judged[0]["credit"].values()) - sum(plain[0]["credit"].values())
     assert steps_sent > 0 and extra == -steps_sent  # every judged decision got BAD (-1), no other change
+    labels = judged[0]["judge_labels"]
+    assert labels["BAD"] == steps_sent and "GOOD" not in labels and labels["seconds"] >= 0  # counted per game

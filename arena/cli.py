@@ -109,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_JSON_TRAIN_FLAGS = ("learn_sides", "learn_side_weights", "opponent_mix", "llm_seats", "llm_judge_options",
+                     "derived_inputs", "separate_sides")
+
+
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from dataclasses import MISSING, fields
 
@@ -143,7 +147,7 @@ def _train(args: argparse.Namespace) -> int:
         value = getattr(args, f.name)
         if value is None:
             continue
-        if isinstance(value, str) and f.name in ("learn_sides", "opponent_mix", "llm_seats"):
+        if isinstance(value, str) and f.name in _JSON_TRAIN_FLAGS:
             try:
                 value = json.loads(value)
             except json.JSONDecodeError:

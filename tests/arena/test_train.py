@@ -63,7 +63,7 @@ def test_a_group_is_one_deal_played_g_times_by_the_learning_seats():
 
 def test_grpo_loss_ignores_groups_without_spread_and_pushes_up_better_rollouts():
     policy = SeatPolicy(5, 16)
-    x = torch.zeros(1, policy.body[0].in_features)
+    x = torch.zeros(1, policy.input_size)
     m = torch.zeros(1, 59, dtype=torch.int8)
     m[0, 33:35] = 1
     same = [[{"decisions": {0: [(x[0], m[0], 33)]}, "returns": {0: 1.0}}] * 2]
@@ -146,3 +146,5 @@ def test_llm_judge_labels_the_decisions_no_rule_can_judge():
     steps_sent = sum(len(re.findall(r"EVAL-STEP \d+", text)) for text in asked)
     extra = sum(judged[0]["credit"].values()) - sum(plain[0]["credit"].values())
     assert steps_sent > 0 and extra == -steps_sent  # every judged decision got BAD (-1), no other change
+    labels = judged[0]["judge_labels"]
+    assert labels["BAD"] == steps_sent and "GOOD" not in labels and labels["seconds"] >= 0  # counted per game

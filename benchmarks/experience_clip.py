@@ -5,7 +5,8 @@ LoRA adapter. For each setting, every optimiser step's ``ratio/max_deviation`` (
 all rows), ``exp/ratio_max_deviation`` (over the stripped rows) and
 ``clip_ratio/experience_region_mean`` (share of the stripped rows' tokens clipped, their own upper clip
 ``experience_clip_high``) are collected; the table gives the generations, the steps with a moved ratio,
-the largest deviation and the mean and largest experience clip.
+the largest deviation and the mean and largest experience clip (and its two sides: below, where
+A < 0 and the ratio fell under 1 - epsilon; above, where A > 0 and it rose over 1 + experience_clip_high).
 
     python benchmarks/experience_clip.py [--steps 8] [--lr 0.5] [--lr 0.05]
 """
@@ -52,8 +53,8 @@ def main() -> None:
     parser.add_argument("--lr", type=float, action="append", help="learning rates (repeatable; default 0.5)")
     a = parser.parse_args()
     print("| learning rate | setting | generations | steps with ratio != 1 | max abs(ratio - 1) | "
-          "max on stripped rows | experience clip, mean | max |")
-    print("|---|---|---|---|---|---|---|---|")
+          "max on stripped rows | experience clip, mean | max | below, max | above (boosted), max |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for lr in a.lr or [0.5]:
         for name, settings in SETTINGS.items():
             with tempfile.TemporaryDirectory() as out:
@@ -63,8 +64,10 @@ def main() -> None:
             clip = [h.get("clip_ratio/experience_region_mean", 0.0) for h in logs]
             deviation = max(h["ratio/max_deviation"] for h in logs)
             stripped = max(h.get("exp/ratio_max_deviation", 0.0) for h in logs)
+            low = max(h.get("clip_ratio/experience_low_mean", 0.0) for h in logs)
+            high = max(h.get("clip_ratio/experience_high_mean", 0.0) for h in logs)
             print(f"| {lr:g} | {name} | {gens} | {moved}/{len(logs)} | {deviation:.3f} | {stripped:.3f} "
-                  f"| {sum(clip) / len(clip):.4f} | {max(clip):.4f} |", flush=True)
+                  f"| {sum(clip) / len(clip):.4f} | {max(clip):.4f} | {low:.4f} | {high:.4f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -332,7 +332,8 @@ class Episode:
 
     ``reset_info`` and ``final_info`` carry every mechanism's payload (read them with the payload
     classes' ``from_info``); ``labels`` are the step rewards a mechanism read from ``final_info``;
-    ``clip_high`` is set when a mechanism trained this row on an edited prompt.
+    ``clip_high`` is set when a mechanism trained this row on an edited prompt, and ``trained_edit``
+    is then the index of that mechanism's edit in ``prompt_edits``.
     """
 
     spec: RowSpec
@@ -350,6 +351,7 @@ class Episode:
     truncated: bool = False
     stripped: bool = False
     clip_high: float | None = None
+    trained_edit: int | None = None
     reset_info: dict[str, Any] = field(default_factory=dict)
     final_info: dict[str, Any] = field(default_factory=dict)
 
@@ -431,19 +433,19 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     resets = [(i, {"seed": int(row.seed), "options": row.reset_options()}) for i, row in enumerate(rows)]
     for row, (obs, info) in zip(rows, _reset_all(envs, resets)):
         obs = str(obs)
-        plain_obs, train_obs, clip_high = obs, obs, None
-        for edit in prompt_edits:
+        plain_obs, train_obs, clip_high, trained_edit = obs, obs, None, None
+        for e, edit in enumerate(prompt_edits):
             edited = edit.edit(plain_obs, info)
             if edited is not None and edited != plain_obs:
                 plain_obs = edited
                 if edit.train:
-                    train_obs, clip_high = edited, edit.clip_high
+                    train_obs, clip_high, trained_edit = edited, edit.clip_high, e
         sampling_prompt = codec.prompt_ids(obs)
         stripped = train_obs != obs
         ep = Episode(spec=row, tokens=TokenRecord(prompt_ids=sampling_prompt),
                      train_prompt_ids=codec.prompt_ids(train_obs) if stripped else sampling_prompt,
-                     stripped=stripped, clip_high=clip_high if stripped else None, reset_info=info,
-                     final_info=info)
+                     stripped=stripped, clip_high=clip_high if stripped else None,
+                     trained_edit=trained_edit if stripped else None, reset_info=info, final_info=info)
         if isinstance(info.get("task"), dict):
             ep.spec = RowSpec(task=info["task"], seed=row.seed, group=row.group, experience=row.experience,
                               options=dict(row.options))

@@ -19,9 +19,17 @@ Private methods still overridden, and why:
   token. We call ``super()`` and replace ``advantages`` with a ``(B, T)`` tensor (TRL's loss accepts it).
 * ``_compute_loss`` - rows trained on an edited prompt (stripped experience) get their mechanism's upper
   clip; TRL has one clip range per batch, so the call swaps ``epsilon_low``/``epsilon_high`` for
-  per-row tensors and restores them.
+  per-row tensors and restores them. It also logs the importance ratio the loss used (``ratio/*``) and
+  hands each mechanism the clip statistics of its edited rows (``TrainingHooks.clip_metrics``).
 * ``_get_per_token_logps_and_entropies`` - the same log-probs on left-aligned rows, without a padding
-  mask (SDPA's fast causal path, about 2x faster on CPU); checked equal to TRL's in the tests.
+  mask (SDPA's fast causal path, about 2x faster on CPU); checked equal to TRL's in the tests. Inside
+  ``_compute_loss`` it keeps the loss's log-probs for those ratio metrics.
+
+Old log-probs (the ratio's denominator) are TRL's: computed in ``_generate_and_score_completions`` from the
+``prompt_ids`` our ``rollout_func`` returns, which are the training prompts (stripped for edited rows), so
+they match the prompt the loss uses. TRL computes them only when the batch is reused (``num_iterations >
+1``) or spread over several optimiser steps (``steps_per_generation > gradient_accumulation_steps``);
+otherwise the ratio is exactly 1 and no clip acts.
 
 Private state used: ``_metrics`` (our metrics are logged with TRL's, in the same step), ``epsilon_low`` /
 ``epsilon_high`` (above), ``vllm_generation.max_completion_length`` (one turn's cap per vLLM call).
@@ -45,7 +53,7 @@ from trl import GRPOTrainer
 from trl.models.utils import unwrap_model_for_generation
 
 from evolver_gym.core import Task, derive_seed
-from wrappers.plugin import RowContext, TrainingHooks
+from wrappers.plugin import ClipStats, RowContext, TrainingHooks
 
 from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
 from .config import EvolverGRPOConfig
@@ -162,12 +170,17 @@ class EvolverGRPOTrainer(GRPOTrainer):
                          rollout_func=self._rollout)
         if any(isinstance(c, ProgressCallback) for c in self.callback_handler.callbacks):
             self.remove_callback(ProgressCallback)
-            self.add_callback(ConciseProgressCallback(max_str_len=100))
+            self.add_callback(ConciseProgressCallback(
+                max_str_len=100, extra_keys=[(key, label) for h in self.hooks for key, label in h.progress.items()]))
         self.codec = ChatCodec(self.processing_class, system_prompt=args.system_prompt,
                                max_observation_tokens=args.max_observation_tokens,
                                eos_token_ids=self.eos_token_ids)
+        edit_hooks = [h for h in self.hooks if h.plain_observation is not None]
         self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high)
-                             for h in self.hooks if h.plain_observation is not None]
+                             for h in edit_hooks]
+        # The mechanism whose edit trained each row (Episode.trained_edit indexes this list).
+        self._edit_hooks = edit_hooks
+        self._capture_logps, self._loss_logps = False, None
         clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
         if any(e.train for e in self.prompt_edits) and self.loss_type not in clipped:
             raise ValueError(f"edited training prompts (experience_mode='strip') need a clipped loss, got "
@@ -309,6 +322,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
         # NaN = TRL's clip; a number = the upper clip of a row trained on an edited prompt.
         out["clip_high"] = torch.tensor([float("nan") if ep.clip_high is None else float(ep.clip_high)
                                          for ep in episodes], device=advantages.device)
+        out["prompt_edit"] = torch.tensor([-1 if ep.trained_edit is None else ep.trained_edit for ep in episodes],
+                                          dtype=torch.long, device=advantages.device)
         self.plugin_state["alpha"] = alpha
         self._log_episode_metrics(mode, merged, stats, alpha)
         for h in self.hooks:
@@ -352,8 +367,9 @@ class EvolverGRPOTrainer(GRPOTrainer):
         text_only = all(v is None for k, v in kwargs.items() if k not in ("compute_entropy", "compute_aux_loss"))
         lead = (attention_mask.cumsum(1) == 0).sum(1)  # left padding per row
         if not text_only or attention_mask.dim() != 2 or not bool(lead.any()):
-            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
-                                                              batch_size, **kwargs)
+            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
+            return self._captured(logps), entropies, aux
         width = input_ids.size(1)
         cols = torch.arange(width, device=input_ids.device)
         shifted = torch.gather(input_ids, 1, (cols.unsqueeze(0) + lead.unsqueeze(1)) % width)
@@ -365,23 +381,86 @@ class EvolverGRPOTrainer(GRPOTrainer):
         logps = torch.gather(logps, 1, index)
         if entropies is not None:
             entropies = torch.gather(entropies, 1, index)
-        return logps, entropies, aux
+        return self._captured(logps), entropies, aux
+
+    def _captured(self, logps: torch.Tensor) -> torch.Tensor:
+        """Keeps the loss's own log-probs (only inside ``_compute_loss``) for the ratio metrics."""
+        if self._capture_logps:
+            self._loss_logps = logps.detach()
+        return logps
 
     # -- loss ----------------------------------------------------------------------------------
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
-        """TRL's loss; rows trained on an edited prompt get their mechanism's upper clip."""
+        """TRL's loss; rows trained on an edited prompt get their mechanism's upper clip.
+
+        Also logs the importance ratio the loss saw (``ratio/mean``, ``ratio/max_deviation``) and gives
+        each mechanism the clip statistics of the rows it edited (``TrainingHooks.clip_metrics``).
+        """
         clip = inputs.get("clip_high")
-        if clip is None or not bool((~torch.isnan(clip)).any()):
-            return super()._compute_loss(model, inputs)
-        low, high = self.epsilon_low, self.epsilon_high
-        # TRL clamps with ``1 - epsilon_low`` / ``1 + epsilon_high``: per-row tensors broadcast over tokens.
-        self.epsilon_high = torch.where(torch.isnan(clip), torch.tensor(float(high), device=clip.device),
-                                        clip).view(-1, 1)
-        self.epsilon_low = torch.full_like(self.epsilon_high, float(low))
+        self._capture_logps, self._loss_logps = True, None
         try:
-            return super()._compute_loss(model, inputs)
+            if clip is None or not bool((~torch.isnan(clip)).any()):
+                loss = super()._compute_loss(model, inputs)
+            else:
+                low, high = self.epsilon_low, self.epsilon_high
+                # TRL clamps with ``1 - epsilon_low`` / ``1 + epsilon_high``: per-row tensors broadcast over tokens.
+                self.epsilon_high = torch.where(torch.isnan(clip), torch.tensor(float(high), device=clip.device),
+                                                clip).view(-1, 1)
+                self.epsilon_low = torch.full_like(self.epsilon_high, float(low))
+                try:
+                    loss = super()._compute_loss(model, inputs)
+                finally:
+                    self.epsilon_low, self.epsilon_high = low, high
         finally:
-            self.epsilon_low, self.epsilon_high = low, high
+            self._capture_logps = False
+        logps, self._loss_logps = self._loss_logps, None
+        if logps is not None:
+            self._log_ratio_metrics(inputs, logps)
+        return loss
+
+    def _log_ratio_metrics(self, inputs: dict[str, Any], logps: torch.Tensor) -> None:
+        """The importance ratio of this loss computation, and the clip of each mechanism's edited rows.
+
+        The ratio is exactly 1 when TRL has no old log-probs (``num_iterations = 1`` and one optimiser
+        step per generation): the clip can only act once the batch is reused or split over steps.
+        """
+        mode = "train" if self.model.training else "eval"
+        mask = inputs["completion_mask"].to(logps.dtype)
+        if "tool_mask" in inputs:  # TRL's loss mask: model tokens only
+            mask = mask * inputs["tool_mask"]
+        old = inputs.get("old_per_token_logps")
+        log_ratio = logps - old if old is not None else torch.zeros_like(logps)
+        if self.importance_sampling_level == "sequence":  # TRL's sequence-level weight, one per row
+            log_ratio = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1).expand_as(mask)
+        ratio = torch.exp(log_ratio)
+        deviation = (ratio - 1).abs() * mask
+        totals = self.accelerator.reduce(torch.stack([(ratio * mask).sum(), mask.sum()]), reduction="sum")
+        self._metrics[mode]["ratio/mean"].append((totals[0] / totals[1].clamp(min=1.0)).item())
+        self._metrics[mode]["ratio/max_deviation"].append(
+            self.accelerator.gather(deviation.max().reshape(1)).max().item())
+        edited = inputs.get("prompt_edit")
+        if edited is None:
+            return
+        advantages = inputs["advantages"]
+        advantages = advantages.unsqueeze(1) if advantages.dim() == 1 else advantages
+        clip = torch.nan_to_num(inputs["clip_high"], nan=float(self.epsilon_high)).view(-1, 1)
+        for index, hook in enumerate(self._edit_hooks):
+            if hook.clip_metrics is None or not hook.train_on_plain_observation:
+                continue
+            rows = edited == index
+            m = mask * rows.unsqueeze(1).to(mask.dtype)
+            low = ((ratio < 1 - self.epsilon_low) & (advantages < 0)).to(m.dtype) * m
+            high = ((ratio > 1 + clip) & (advantages > 0)).to(m.dtype) * m
+            counts = self.accelerator.reduce(torch.stack([rows.sum().to(m.dtype), m.sum(), low.sum(), high.sum(),
+                                                          (ratio * m).sum()]), reduction="sum")
+            worst = self.accelerator.gather((deviation * m).max().reshape(1)).max().item()
+            if counts[0].item() == 0:
+                continue
+            stats = ClipStats(rows=int(counts[0].item()), tokens=int(counts[1].item()), low=int(counts[2].item()),
+                              high=int(counts[3].item()), ratio_sum=float(counts[4].item()),
+                              max_ratio_deviation=float(worst))
+            for key, value in (hook.clip_metrics(stats) or {}).items():
+                self._metrics[mode][key].append(float(value))
 
     # -- evaluation ----------------------------------------------------------------------------
     @torch.no_grad()
@@ -499,15 +578,20 @@ class ConciseProgressCallback(ProgressCallback):
     """
 
     KEYS = (("env/success_rate", "success", "{:.2f}"), ("env/score_mean", "score", "{:.2f}"),
-            ("env/episode_len", "steps", "{:.1f}"), ("env/invalid_action_rate", "invalid", "{:.2f}"),
-            ("exp/usage_rate", "exp", "{:.2f}"), ("adv/alpha", "alpha", "{:.3f}"), ("loss", "loss", "{:.4f}"),
-            ("step_time", "s/step", "{:.1f}"))
+            ("env/episode_len", "steps", "{:.1f}"), ("env/invalid_action_rate", "invalid", "{:.2f}"))
+    TAIL = (("clip_ratio/region_mean", "clip", "{:.3f}"), ("adv/alpha", "alpha", "{:.3f}"),
+            ("loss", "loss", "{:.4f}"), ("step_time", "s/step", "{:.1f}"))
+
+    def __init__(self, max_str_len: int = 100, extra_keys: Sequence[tuple[str, str]] = ()):
+        """``extra_keys``: (metric key, label) pairs shown after the environment's (the mechanisms' own)."""
+        super().__init__(max_str_len=max_str_len)
+        self.keys = self.KEYS + tuple((key, label, "{:.2f}") for key, label in extra_keys) + self.TAIL
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if not (state.is_world_process_zero and self.training_bar is not None and logs):
             return
         parts = []
-        for key, name, fmt in self.KEYS:
+        for key, name, fmt in self.keys:
             if key in logs:
                 try:
                     parts.append(f"{name} {fmt.format(float(logs[key]))}")

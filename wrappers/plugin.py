@@ -6,6 +6,7 @@
 * ``Attachment`` - what ``attach`` returns: the environment layer and the ``TrainingHooks``.
 * ``TrainingHooks`` - the calls the trainer makes into a mechanism; every member is optional.
 * ``RowContext`` - which rollout a ``reset_options`` hook is asked about.
+* ``ClipStats`` - the clipped loss on the rows a mechanism trained on its plain observation.
 * ``register_mechanism``, ``get_mechanism``, ``mechanism_names`` - the registry the trainer loops over.
 * ``TrajectoryRecorder`` - the one recorder of an episode's steps that wrappers share.
 
@@ -39,7 +40,8 @@ import gymnasium as gym
 
 from evolver_gym.core import Step, Task, Trajectory
 
-__all__ = ["json_mapping", "Mechanism", "RunContext", "Attachment", "TrainingHooks", "RowContext", "register_mechanism",
+__all__ = ["json_mapping", "Mechanism", "RunContext", "Attachment", "TrainingHooks", "RowContext", "ClipStats",
+           "register_mechanism",
            "unregister_mechanism", "get_mechanism", "mechanism_names", "TrajectoryRecorder", "BUILTIN_MECHANISMS"]
 
 # name -> "module:attribute" of the built-in mechanisms, imported on first use.
@@ -90,6 +92,50 @@ class RowContext:
     seed: int
 
 
+@dataclass(frozen=True)
+class ClipStats:
+    """The clipped loss on the rows one mechanism trained on its plain observation (one loss
+    computation, summed over processes). Ratios are the loss's importance ratios (per token, or per
+    row at ``importance_sampling_level="sequence"``), counted over the model tokens in the loss.
+
+    Args:
+        rows: Rows trained on the plain observation.
+        tokens: Their model tokens.
+        low: Tokens clipped below: ratio < 1 - epsilon_low where the advantage is negative.
+        high: Tokens clipped above: ratio > 1 + clip_high where the advantage is positive.
+        ratio_sum: Sum of the ratios over those tokens.
+        max_ratio_deviation: Largest ``|ratio - 1|`` among them (0 when the ratio never moved).
+
+    Example:
+        >>> s = ClipStats(rows=2, tokens=10, low=1, high=2, ratio_sum=10.5, max_ratio_deviation=0.7)
+        >>> s.low_rate, s.high_rate, s.region_rate, s.ratio_mean
+        (0.1, 0.2, 0.3, 1.05)
+    """
+
+    rows: int
+    tokens: int
+    low: int
+    high: int
+    ratio_sum: float
+    max_ratio_deviation: float
+
+    @property
+    def low_rate(self) -> float:
+        return self.low / max(self.tokens, 1)
+
+    @property
+    def high_rate(self) -> float:
+        return self.high / max(self.tokens, 1)
+
+    @property
+    def region_rate(self) -> float:
+        return (self.low + self.high) / max(self.tokens, 1)
+
+    @property
+    def ratio_mean(self) -> float:
+        return self.ratio_sum / self.tokens if self.tokens else 1.0
+
+
 @dataclass
 class TrainingHooks:
     """What one mechanism asks of the trainer; every member is optional.
@@ -103,6 +149,8 @@ class TrainingHooks:
         train_on_plain_observation: Train on the plain observation instead of the one the action was
             sampled on (AgentEvolver's experience stripping).
         clip_high: Upper clip of the ratio for rows trained on the plain observation.
+        clip_metrics: ``(ClipStats) -> metrics``; the clipped loss on the rows trained on the plain
+            observation, after each loss computation that has such rows.
         step_rewards: ``(final info) -> list[float] | None``; a reward per step (step labels), the
             input of the attributed advantage.
         step_reward_weight: ``(optimiser step) -> float``; the weight of those step rewards (ADCA alpha).
@@ -111,6 +159,8 @@ class TrainingHooks:
         on_episodes: ``(training trajectories) -> metrics``; called after each optimiser step.
         on_step_end: ``(optimiser step) -> metrics``; periodic work such as a synthesis cycle.
         episode_metrics: ``(list of (reset info, final info)) -> metrics`` logged with each rollout.
+        progress: metric key -> short label: the mechanism's metrics shown in the printed step line
+            (every metric goes to TensorBoard either way).
         stateful: name -> object with ``state_dict()`` / ``load_state_dict(state)``, saved with checkpoints.
     """
 
@@ -119,12 +169,14 @@ class TrainingHooks:
     plain_observation: Callable[[str, dict[str, Any]], str | None] | None = None
     train_on_plain_observation: bool = False
     clip_high: float | None = None
+    clip_metrics: Callable[[ClipStats], dict[str, float]] | None = None
     step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None
     step_reward_weight: Callable[[int], float] | None = None
     task_sampler: Callable[[int, int], list[dict[str, Any]]] | None = None
     on_episodes: Callable[[list[Trajectory]], dict[str, float]] | None = None
     on_step_end: Callable[[int], dict[str, float]] | None = None
     episode_metrics: Callable[[list[tuple[dict[str, Any], dict[str, Any]]]], dict[str, float]] | None = None
+    progress: dict[str, str] = field(default_factory=dict)
     stateful: dict[str, Any] = field(default_factory=dict)
 
 

@@ -171,3 +171,28 @@ def test_llm_judge_with_an_unwritable_log_still_labels_the_final_step(llm_server
     cfg = {"defaults": {"base_url": llm_server.url, "model": "m", "api_key": "k", "log_path": log_path}}
     out = play(Attribution(CounterEnv(1), "llm-judge", llm_config=cfg), ["inc", "submit"])
     assert labels(out[-1][4]) == ["GOOD", "BAD"] and not out[-1][4]["attribution"]["fallback"]
+
+
+class NoProgress(gym.Wrapper):
+    """The counter game without its privileged ``info["progress"]``: no oracle labels exist."""
+
+    def step(self, action):
+        obs, r, term, trunc, info = self.env.step(action)
+        info.pop("progress", None)
+        return obs, r, term, trunc, info
+
+
+def test_reference_labels_sit_next_to_the_attributors_and_never_become_rewards():
+    from wrappers.attribution import AttributionPayload
+
+    actions = ["inc", "dec", "jump", "inc", "inc", "submit"]
+    final = play(Attribution(CounterEnv(2), RuleAttributor(), reference="oracle"), actions)[-1][4]
+    oracle = play(Attribution(CounterEnv(2), OracleAttributor()), actions)[-1][4]
+    rules = play(Attribution(CounterEnv(2), RuleAttributor()), actions)[-1][4]
+    payload = AttributionPayload.from_info(final)
+    assert payload.reference == labels(oracle) and payload.step_labels() == labels(rules)
+    assert payload.reference != payload.step_labels()  # "dec" is a valid move to the rules, a loss to the oracle
+    assert payload.step_rewards() == AttributionPayload.from_info(rules).step_rewards()
+    assert "reference" not in rules["attribution"]
+    unchecked = play(Attribution(NoProgress(CounterEnv(2)), RuleAttributor(), reference="oracle"), actions)[-1][4]
+    assert AttributionPayload.from_info(unchecked).reference is None and "reference" not in unchecked["attribution"]

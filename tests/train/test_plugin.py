@@ -138,7 +138,7 @@ def test_info_keys_are_respected_by_every_mechanism(tmp_path):
     logs = [h for h in trainer.state.log_history if "loss" in h]
     # read through the renamed key (episodes cut by the trainer's turn cap before the env ends are unlabelled)
     assert logs[0]["attr/labelled_rate"] > 0 and logs[0]["adv/attribution_share"] > 0
-    assert logs[0]["exp/usage_rate"] == 0.0  # the pool is empty: nothing to inject yet
+    assert logs[0]["exp/injection_rate"] == 0.0  # the pool is empty: nothing to inject yet
     assert "attr/good_rate" in logs[0]
 
 

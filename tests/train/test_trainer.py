@@ -59,9 +59,9 @@ def test_two_step_lora_run_overall_mode(tmp_path):
     logs = [h for h in trainer.state.log_history if "loss" in h]
     assert len(logs) == 2
     for key in ("env/success_rate", "env/invalid_action_rate", "env/truncated_rate", "adv/attribution_share",
-                "adv/anchor_share", "attr/good_rate", "exp/usage_rate", "exp/stripped_rate"):
+                "adv/anchor_share", "attr/good_rate", "exp/injection_rate", "exp/stripped_rate"):
         assert key in logs[0], key
-    assert logs[0]["exp/usage_rate"] == 0.5 and logs[0]["attr/labelled_rate"] == 1.0
+    assert logs[0]["exp/injection_rate"] == 0.5 and logs[0]["attr/labelled_rate"] == 1.0
     assert logs[0]["adv/attribution_share"] > 0
     ckpt = tmp_path / "out" / "checkpoint-2"
     assert (ckpt / "adapter_model.safetensors").exists()

@@ -70,5 +70,11 @@ def test_used_hooks_and_attributes_exist():
     assert "if advantages.dim() == 1:" in src
     assert "torch.clamp(coef_1, 1 - self.epsilon_low, 1 + self.epsilon_high)" in src
     assert 'mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]' in src
+    # Old log-probs (the ratio the clips bound): computed at generation time from the rollout's prompt_ids
+    # only when a batch serves several steps; otherwise the loss uses its own, detached (ratio 1).
+    assert "generate_every = self.args.steps_per_generation * self.num_iterations" in src
+    assert "if self.args.gradient_accumulation_steps % generate_every != 0 or (" in src
+    assert "old_per_token_logps = per_token_logps.detach() if old_per_token_logps is None" in src
+    assert "self.importance_sampling_level" in src
     assert _params(trl_utils.split_tensor_dict) == ["tensor_dict", "num_chunks"]
     assert _params(trl_utils.shuffle_sequence_dict) == ["seq_dict"]

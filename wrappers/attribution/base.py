@@ -93,7 +93,8 @@ class AttributionResult:
 
 @dataclass
 class AttributionPayload:
-    """``info["attribution"]`` on an episode's final step: who labelled it, the labels, whether a fallback.
+    """``info["attribution"]`` on an episode's final step: who labelled it, the labels, whether a fallback,
+    and, when the wrapper has a reference attributor, the reference's labels (``reference``, for agreement).
 
     Example:
         >>> info = {"attribution": AttributionResult("oracle", [StepLabel(1, "BAD"), StepLabel(0, "GOOD")]).to_info()}
@@ -106,6 +107,7 @@ class AttributionPayload:
     attributor: str
     labels: list[StepLabel]
     fallback: bool = False
+    reference: list[str] | None = None
 
     @classmethod
     def from_info(cls, info: dict[str, Any], key: str = "attribution") -> AttributionPayload | None:
@@ -115,7 +117,13 @@ class AttributionPayload:
             return None
         labels = [StepLabel(int(lab.get("step", 0)), str(lab.get("label", "GOOD")), lab.get("score"),
                             str(lab.get("reason", ""))) for lab in raw["labels"]]
-        return cls(str(raw.get("attributor", "")), labels, bool(raw.get("fallback", False)))
+        ref = raw.get("reference")
+        reference = [str(x) for x in ref["labels"]] if isinstance(ref, dict) and ref.get("labels") else None
+        return cls(str(raw.get("attributor", "")), labels, bool(raw.get("fallback", False)), reference)
+
+    def step_labels(self) -> list[str]:
+        """The labels in step order."""
+        return [lab.label for lab in sorted(self.labels, key=lambda lab: lab.step)]
 
     def step_rewards(self) -> list[float]:
         """One reward per step, in step order (the input of the attributed advantage)."""

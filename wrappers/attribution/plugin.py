@@ -5,6 +5,11 @@
 * ``cosine_alpha`` - the ADCA weight schedule (cosine decay, off after a cutoff step).
 * ``attach`` - the ``Attribution`` layer with one shared attributor, and the trainer hooks: the step
   rewards read from ``info[attribution_info_key]`` and their weight alpha at each optimiser step.
+
+Metrics: ``attr/labelled_rate``, ``attr/good_rate`` (and ``_success`` / ``_failure``); with a non-oracle
+attributor on an environment that emits ``info["progress"]``, the agreement of its labels with the
+oracle's on the training episodes: ``attr/oracle_agreement`` (share of steps labelled alike),
+``attr/oracle_kappa`` (Cohen's kappa) and ``attr/oracle_checked_rate`` (episodes with oracle labels).
 * ``MECHANISM`` - the registry entry (name ``attribution``).
 
 Reads: every step's observation, action, reward and ``info`` (``progress`` for the oracle). Writes:
@@ -19,6 +24,7 @@ from typing import Any
 
 from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks, json_mapping
 from .base import AttributionPayload
+from .evaluate import cohen_kappa
 
 __all__ = ["AttributionConfig", "cosine_alpha", "attach", "MECHANISM"]
 
@@ -63,6 +69,10 @@ class AttributionConfig:
         "help": "Steps of the cosine decay from attribution_alpha to attribution_alpha_min; None = constant."})
     attribution_cutoff_step: int | None = field(default=None, metadata={
         "help": "Training step from which attribution advantages are off (AgentEvolver prm_steps)."})
+    attribution_oracle_agreement: bool = field(default=True, metadata={
+        "help": "With an attributor other than the oracle, also label training episodes with the oracle where "
+                "the environment emits info['progress'], and log the agreement (attr/oracle_agreement, "
+                "attr/oracle_kappa). The oracle's labels never become rewards."})
     attribution_info_key: str = field(default="attribution", metadata={"help": "The info key the wrapper writes."})
 
     def __post_init__(self) -> None:
@@ -104,6 +114,13 @@ def training_hooks(config: AttributionConfig) -> TrainingHooks:
             labels = [lab for p, _ in group for lab in p.labels]
             return sum(lab.score > 0 for lab in labels) / max(len(labels), 1)
 
+        checked = [p for p, _ in labelled if p.reference is not None and len(p.reference) == len(p.labels)]
+        if checked:
+            reference = [lab for p in checked for lab in p.reference]
+            predicted = [lab for p in checked for lab in p.step_labels()]
+            out["attr/oracle_agreement"] = sum(a == b for a, b in zip(reference, predicted)) / len(reference)
+            out["attr/oracle_kappa"] = cohen_kappa(reference, predicted)
+            out["attr/oracle_checked_rate"] = len(checked) / len(labelled)
         if labelled:
             out["attr/good_rate"] = good_rate(labelled)
             ok = [x for x in labelled if x[1].get("success", False)]
@@ -115,17 +132,19 @@ def training_hooks(config: AttributionConfig) -> TrainingHooks:
         return out
 
     return TrainingHooks(name="attribution", step_rewards=step_rewards, step_reward_weight=config.alpha_at,
-                         episode_metrics=episode_metrics)
+                         episode_metrics=episode_metrics, progress={"attr/oracle_agreement": "agree"})
 
 
 def attach(config: AttributionConfig, run: RunContext) -> Attachment:
     """One attributor shared by every environment copy, the ``Attribution`` layer and the hooks."""
+    from .rules import OracleAttributor
     from .wrapper import Attribution, make_attributor
 
     attributor = make_attributor(config.attributor, **dict(config.attributor_kwargs or {}))
+    reference = OracleAttributor() if config.attribution_oracle_agreement and config.attributor != "oracle" else None
 
     def layer(env: Any) -> Any:
-        return Attribution(env, attributor=attributor, info_key=config.attribution_info_key)
+        return Attribution(env, attributor=attributor, info_key=config.attribution_info_key, reference=reference)
 
     return Attachment(layer=layer, hooks=training_hooks(config), services={"attributor": attributor})
 

@@ -74,13 +74,18 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
             "fallback": False,
         }
 
-    and ``wrapper.last_trajectory`` is the labelled episode.
+    and ``wrapper.last_trajectory`` is the labelled episode. With a ``reference`` attributor (the
+    simulator oracle, to measure a rule attributor or a judge while it trains), the record also holds
+    ``"reference": {"attributor": "oracle", "labels": ["GOOD", "BAD", ...]}``; it is left out for an
+    episode the reference cannot label (an environment without ``info["progress"]`` for the oracle).
 
     Args:
         env: A text environment (single-agent contract of the project).
         attributor: Any :class:`~wrappers.attribution.base.Attributor`, or a name for
             :func:`make_attributor` (``"oracle"``, ``"rules"``, ``"llm-judge"``).
         info_key: The ``info`` key written (default ``"attribution"``).
+        reference: An attributor (or its name) whose labels are written next to the attributor's, for
+            agreement metrics only; they never become rewards. ``None``: none.
         **attributor_kwargs: Passed to :func:`make_attributor` when ``attributor`` is a name
             (``client``, ``llm_config``, or the attributor's own arguments).
 
@@ -105,14 +110,15 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
     """
 
     def __init__(self, env: gym.Env, attributor: Attributor | str = "oracle", info_key: str = "attribution",
-                 **attributor_kwargs: Any) -> None:
+                 reference: Attributor | str | None = None, **attributor_kwargs: Any) -> None:
         if not isinstance(info_key, str) or not info_key:
             raise ValueError(f"info_key must be a non-empty string, got {info_key!r}")
         # No deep copy of the attributor: it may hold a live client (sockets, locks, a model).
-        gym.utils.RecordConstructorArgs.__init__(self, attributor=attributor, info_key=info_key,
+        gym.utils.RecordConstructorArgs.__init__(self, attributor=attributor, info_key=info_key, reference=reference,
                                                  _disable_deepcopy=True, **attributor_kwargs)
         gym.Wrapper.__init__(self, env)
         self.attributor = make_attributor(attributor, **attributor_kwargs)
+        self.reference = make_attributor(reference) if reference is not None else None
         self.info_key = info_key
         self.last_trajectory: Trajectory | None = None
         # A private deep copy of each step's info: an attributor that edits it cannot touch the caller's.
@@ -138,7 +144,21 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
                 result = Attributor.fallback(self.attributor, traj, reason=f"attributor failed: {exc}"[:300])
             info = dict(info)
             info[self.info_key] = result.to_info()
+            if self.reference is not None:
+                reference = self._reference_labels(traj)
+                if reference is not None:
+                    info[self.info_key]["reference"] = reference
             for step, label in zip(traj.steps, result.labels):
                 step.info[self.info_key] = label.to_dict()
             self.last_trajectory = traj
         return obs, reward, terminated, truncated, info
+
+    def _reference_labels(self, traj: Trajectory) -> dict[str, Any] | None:
+        # The oracle raises ValueError without info["progress"]: that environment has no reference labels.
+        try:
+            result = self.reference.attribute(traj)
+        except (ValueError, LLMError):
+            return None
+        if len(result.labels) != len(traj.steps):
+            return None
+        return {"attributor": result.attributor, "labels": [lab.label for lab in result.labels]}

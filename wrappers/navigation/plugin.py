@@ -5,6 +5,12 @@
 * ``attach`` - the ``ExperienceContext`` layer on a shared ``ExperiencePool`` and the trainer hooks:
   which rollouts of a group get experience, the stripped training prompt with its own clip, and the
   experience summarised from training episodes after every optimiser step.
+
+Metrics: ``exp/requested_rate`` (rows asked to get experience), ``exp/injection_rate`` (rows that got
+some), ``exp/stripped_rate``; ``clip_ratio/experience_{low,high,region}_mean`` and ``exp/ratio_mean``,
+``exp/ratio_max_deviation`` (the clipped loss on stripped rows); ``exp/added`` (records stored anew),
+``exp/merged`` (summaries merged into a stored near-duplicate), ``exp/pool_size`` (records stored when
+the rollout retrieved).
 * ``MECHANISM`` - the registry entry (name ``navigation``).
 
 Reads: ``info["instruction"]`` and ``info["task"]`` on reset. Writes: ``info[experience_info_key]``
@@ -19,7 +25,7 @@ from typing import Any
 
 from evolver_gym.core import make_rng
 
-from ..plugin import Attachment, Mechanism, RowContext, RunContext, TrainingHooks
+from ..plugin import Attachment, ClipStats, Mechanism, RowContext, RunContext, TrainingHooks
 from .wrapper import TRAIN_SPLITS, ExperiencePayload
 
 __all__ = ["NavigationConfig", "attach", "MECHANISM"]
@@ -105,20 +111,40 @@ def training_hooks(config: NavigationConfig, pool: Any = None, summarizer: Any =
         payloads = [ExperiencePayload.from_info(reset, key) for reset, _ in episodes]
         n = max(len(payloads), 1)
         used = sum(bool(p and p.used) for p in payloads)
-        return {"exp/usage_rate": used / n,
+        return {"exp/requested_rate": sum(bool(p and p.enabled) for p in payloads) / n,
+                "exp/injection_rate": used / n,
                 "exp/stripped_rate": (used if config.experience_mode == "strip" else 0) / n}
 
+    def clip_metrics(stats: ClipStats) -> dict[str, float]:
+        return {"clip_ratio/experience_low_mean": stats.low_rate, "clip_ratio/experience_high_mean": stats.high_rate,
+                "clip_ratio/experience_region_mean": stats.region_rate, "exp/ratio_mean": stats.ratio_mean,
+                "exp/ratio_max_deviation": stats.max_ratio_deviation}
+
     strip = config.experience_mode == "strip" and config.experience_share > 0
+    progress = {"exp/injection_rate": "exp"}
+    if strip:
+        progress["clip_ratio/experience_region_mean"] = "exp clip"
     hooks = TrainingHooks(name="navigation", reset_options=reset_options, plain_observation=plain_observation,
                           train_on_plain_observation=strip, clip_high=config.experience_clip_high,
-                          episode_metrics=episode_metrics)
+                          clip_metrics=clip_metrics, episode_metrics=episode_metrics, progress=progress)
     if pool is not None and summarizer is not None:
         from .wrapper import summarize_into_pool
 
         def on_episodes(trajectories: list[Any]) -> dict[str, float]:
-            return {"exp/added": float(len(summarize_into_pool(pool, summarizer, trajectories, TRAIN_SPLITS)))}
+            # ``add`` returns the id each summary ended up under: a merge returns the stored one. Counting
+            # the pool before and after tells new records from merges (a shared server's other writers
+            # count as this run's additions).
+            before = len(pool)
+            ids = summarize_into_pool(pool, summarizer, trajectories, TRAIN_SPLITS)
+            size = len(pool)
+            return {"exp/added": float(size - before), "exp/merged": float(max(len(ids) - (size - before), 0))}
+
+        def episode_metrics_with_pool(episodes: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, float]:
+            # A gauge, so not an on_episodes metric (those are added up over the run).
+            return {**episode_metrics(episodes), "exp/pool_size": float(len(pool))}
 
         hooks.on_episodes = on_episodes
+        hooks.episode_metrics = episode_metrics_with_pool
         hooks.stateful["experience_pool"] = _ExperiencePoolState(pool)
     return hooks
 

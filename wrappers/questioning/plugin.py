@@ -8,6 +8,9 @@
   ``questioning_interval`` steps, and the task pool's checkpoint state.
 * ``MECHANISM`` - the registry entry (name ``questioning``).
 
+Metrics: ``tasks/synthetic_rate`` (share of the step's rollouts on a synthesised task), and per
+synthesis cycle ``tasks/cycles``, ``tasks/generated``, ``tasks/accepted``.
+
 Reads: ``info["task"]`` and the outcome (``success``) of each episode. Writes:
 ``info[questioning_info_key]`` on reset and every step.
 """
@@ -160,7 +163,8 @@ def attach(config: QuestioningConfig, run: RunContext) -> Attachment:
         return {"tasks/synthetic_rate": sum(bool(p and p.synthetic) for p in payloads) / max(len(payloads), 1)}
 
     hooks = TrainingHooks(name="questioning", task_sampler=task_sampler, on_step_end=on_step_end,
-                          episode_metrics=episode_metrics, stateful={"task_pool": _TaskPoolState(pool, rng)})
+                          episode_metrics=episode_metrics, progress={"tasks/synthetic_rate": "synth"},
+                          stateful={"task_pool": _TaskPoolState(pool, rng)})
 
     def layer(env: Any) -> Any:
         return SelfQuestioning(env, pool, curriculum_cfg, seed=run.seed, info_key=key)

@@ -15,9 +15,9 @@ growing segment once its estimated size reaches ``dataCoord.segment.sealProporti
 ``dataCoord.segment.maxSize`` (512 MB); it estimates an experience row at about 3 KB, so a segment is
 sealed at 40k rows, and 100k experiences lie in three segments (40k, 40k, 20k), each with its own
 HNSW graph that every search visits. ``BULK_POOL_SETTINGS`` (``sealProportion`` 0.9) seals at about
-157k rows instead: one graph for 100k experiences, searched in 4.96 ms p50 instead of 6-13 ms, but
-finding the nearest row first in 83% of searches instead of 98.7% at the same ``ef``. It is not the
-default, because of that, and because a small pool that is never flushed (a training run's) then
+157k rows instead: one graph for 100k experiences, searched in 4.1-5.0 ms p50 instead of 6-13 ms
+(nearest row first in 83-99% of searches across two index builds, 98.7% on three graphs). It is not
+the default, because a small pool that is never flushed (a training run's) then
 loses Milvus's temporary index on its growing segment: a search over 10k unflushed rows took 15 ms
 instead of 2.4 ms (``benchmarks/results/experience_server.md``).
 Command line (blocks until Ctrl-C)::

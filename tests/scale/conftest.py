@@ -9,9 +9,10 @@ import pytest
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
     pytest.importorskip("milvus", reason="the Milvus server tests need the `milvus` package (extra: scale)")
-    from wrappers.navigation.local_server import LocalMilvusServer
+    from wrappers.navigation.local_server import BULK_POOL_SETTINGS, LocalMilvusServer
 
-    with LocalMilvusServer(tmp_path_factory.mktemp("milvus")) as server:
+    # the bulk-pool settings, so that the tests also show a setting reaching the server
+    with LocalMilvusServer(tmp_path_factory.mktemp("milvus"), settings=BULK_POOL_SETTINGS) as server:
         yield server
 
 

@@ -118,3 +118,19 @@ def test_experience_context_rebuilds_from_its_spec_and_runs_in_async_workers(mil
         assert obs[0] == obs[1] and "open the cheapest matching item first" in obs[0]
     finally:
         vec.close()
+
+
+def test_local_server_writes_its_settings_and_refuses_unknown_ones(milvus_server, tmp_path):
+    import yaml
+
+    from wrappers.navigation.local_server import LocalMilvusServer
+
+    written = yaml.safe_load((milvus_server.base_dir / "configs" / "milvus.yaml").read_text())
+    assert written["dataCoord"]["segment"]["sealProportion"] == 0.9  # the fixture's setting reached the server
+    assert written["dataCoord"]["segment"]["maxSize"] == 512  # the rest stays Milvus's
+    assert written["proxy"]["port"] == milvus_server.port  # the package's own settings are still filled in
+    with pytest.raises(ValueError, match="dataCoord.segment.maxSise"):
+        LocalMilvusServer(tmp_path / "typo", settings={"dataCoord.segment.maxSise": 1024}).start()
+    assert not (tmp_path / "typo").exists()  # refused before anything was created
+    with pytest.raises(ValueError, match=r"\[1024\]"):
+        LocalMilvusServer(tmp_path / "bad", settings={"dataCoord.segment.maxSize": [1024]})

@@ -171,13 +171,11 @@ def play_parallel(spec: dict[str, Any], seed: int) -> tuple[list[str], dict[str,
             break
         actions = {}
         for a in env.agents:
-            seat = env.possible_agents.index(a)
             if spec["variant"] == "text":
                 legal = infos[a].get("legal_actions") or ["PASS"]
                 actions[a] = "VOTE: maybe" if rng.random() < 0.05 else rng.choice(legal)
             else:
                 actions[a] = _discrete_action(rng, observations[a][mask_key], env.codec.size)
-            del seat
         observations, rewards, terms, truncs, infos = env.step(actions)
         h = hashlib.sha256()
         _json(h, [rewards, terms, truncs])

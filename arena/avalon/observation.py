@@ -112,13 +112,14 @@ def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
     """Public history plus what ``seat`` knows from the deal on (seat, role, side, night knowledge,
     the Lady's answers). Kept per seat and brought up to date with only the history added since the
     last observation (a proposal, a quest result), not rebuilt."""
-    cache = game.feature_cache
+    records = game.records
+    cache = records.cache.get("features")
     if cache is None:
         o = L.start
         public = np.zeros(L.size, dtype=np.float32)
         public[[o["quest_status"] + 3 * q for q in range(5)]] = 1.0  # every quest pending
-        cache = game.feature_cache = [-1, (0, 0, False, 0), public, {}]
-    if cache[0] != game.history:
+        cache = records.cache["features"] = [-1, (0, 0, False, 0), public, {}]
+    if cache[0] != records.history:
         counts = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
         on, values = _history_on(game, L, cache[1])
         lady_changed = cache[1][3] != counts[3]
@@ -128,7 +129,7 @@ def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
                 x[i] = v
         if lady_changed:  # the new holder's own answers arrive with her
             cache[3].clear()
-        cache[0], cache[1] = game.history, counts
+        cache[0], cache[1] = records.history, counts
     x = cache[3].get(seat)
     if x is None:
         o, k = L.start, game.knowledge[seat]
@@ -160,7 +161,7 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
         x[o["acting"]] = 1.0
     for j in game.team:
         x[o["team"] + j] = 1.0
-    for q, seats, fails in game._cards:
+    for q, seats, fails in game.records.cards:
         if seat in seats:
             x[o["my_cards"] + 2 * q + fails[seats.index(seat)]] = 1.0
     return x
@@ -326,7 +327,7 @@ def _seat_body(game: AvalonGame, seat: int) -> str:
     """The seat's transcript joined into one string, extended incrementally (one join per new line
     instead of one join of the whole game per observation)."""
     lines = game.seat_lines(seat)
-    cache = game.body_cache
+    cache = game.records.cache.setdefault("bodies", {})
     count, body = cache.get(seat, (0, ""))
     if count < len(lines):
         new = "\n".join(lines[count:])

@@ -133,32 +133,38 @@ class AvalonGame:
         self.config = config
         self.n = n
         self.roles = roles
-        self.is_evil, self.knowledge, self.assassin, self._t = tables
-        self.codec = self._t.codec
-        self.leader = int(leader)
+        self.is_evil, self.knowledge, self.assassin, t = tables
+        self._t = t
+        self.codec = t.codec
+        self.leader = leader = leader if type(leader) is int else int(leader)
         self.quest = 0
         self.rejections = 0
-        self.team: tuple[int, ...] = ()
         self.winner: str | None = None
         self.end_reason: str | None = None
         self.assassin_target: int | None = None
         self.steps = 0
-        # Seats due to act in turn (speakers, voters, quest members): ``actor`` is ``_order[_next - 1]``.
-        self._order: tuple[int, ...] = ()
-        self._next = 0
         self._votes: list[bool] = []  # votes cast one by one this round, by seat
         self._fails = 0
         self._wins = self._losses = 0
-        self.log: list[tuple] = []
         self._read: GameRecords | None = None  # made on the first read
         # Lady of the Lake: the player to the right of the first leader (the leader passes clockwise).
         if config.lady_of_the_lake:
-            self.lady: int | None = (self.leader - 1) % n
+            self.lady: int | None = (leader - 1) % n
             self.lady_holders: tuple[int, ...] = (self.lady,)
             self.lady_results: list[list[tuple[int, bool]]] | tuple = [[] for _ in range(n)]
         else:
-            self.lady, self.lady_holders, self.lady_results = None, (), self._t.no_lady
-        self._start_proposal()
+            self.lady, self.lady_holders, self.lady_results = None, (), t.no_lady
+        # The first proposal (``_start_proposal``). Seats due to act in turn (speakers, voters, quest
+        # members) are ``_order[_next - 1:]``, the first of them the actor.
+        self.log: list[tuple] = [t.round_entry[0][0][leader]]
+        self.team: tuple[int, ...] = ()
+        self.actor = leader
+        if t.rounds:
+            self.phase = "discussion"
+            self._order, self._next = t.speech_order[leader], 1
+        else:
+            self.phase = "proposal"
+            self._order, self._next = (), 0
 
     @classmethod
     def deal(cls, config: AvalonConfig, rng: np.random.Generator) -> AvalonGame:
@@ -336,8 +342,9 @@ class AvalonGame:
 
     def step(self, code: int, speech: str | None = None) -> None:
         """The acting seat plays ``code``. In discussion, ``speech`` (free text) may replace a speech act."""
-        seat, c, phase = self.actor, self.codec, self.phase
+        seat, phase = self.actor, self.phase
         if phase == "vote":
+            c = self.codec
             if code != c.APPROVE and code != c.REJECT:
                 raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase vote")
             self.steps += 1
@@ -353,23 +360,24 @@ class AvalonGame:
                 self._count_votes(tuple(self._votes))
             return
         if phase == "quest":
-            if code not in self.legal_codes(seat):
+            c = self.codec
+            fail = code == c.FAIL
+            if not (code == c.SUCCESS or (fail and (self.is_evil[seat] or not self._t.must_succeed))):
                 raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase quest")
             self.steps += 1
-            fail = code == c.FAIL
             self._fails += fail
             self.log.append((seat, "card", self.quest, fail))
             order, nxt = self._order, self._next
             if nxt < len(order):
                 self.actor, self._next = order[nxt], nxt + 1
             else:
-                self._quest_done()
+                self._quest_done(self._fails)
             return
         if phase == "proposal":
             t = self._t
             team = t.team_of[self.quest].get(code)
             if team is None:
-                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase proposal")
+                raise IllegalAction(f"{_describe(self.codec, code)!r} is not legal for Player {seat} in phase proposal")
             self.steps += 1
             self.team = team
             self.log.append((-1, "proposal", seat, team))
@@ -382,6 +390,7 @@ class AvalonGame:
             return
         if phase == "end":
             raise IllegalAction("the game is over")
+        c = self.codec
         if phase == "discussion":
             if speech is None:
                 if code not in _speech_codes(self.n, seat):
@@ -464,11 +473,9 @@ class AvalonGame:
             bad = [s for s, f in zip(seats, mine) if f and not is_evil[s]]
             if bad:
                 raise IllegalAction(f"'QUEST: fail' is not legal for Player {bad[0]} in phase quest")
-        q = self.quest
-        self.log.append((-2, "my_cards", q, seats, mine))
-        self._fails += fails
+        self.log.append((-2, "my_cards", self.quest, seats, mine))
         self.steps += len(mine)
-        self._quest_done()
+        self._quest_done(self._fails + fails)
 
     def _count_votes(self, votes: tuple[bool, ...]) -> None:
         approved = 2 * votes.count(True) > self.n  # strict majority; a tie rejects
@@ -499,28 +506,39 @@ class AvalonGame:
         else:
             self.phase = "proposal"
 
-    def _quest_done(self) -> None:
-        q = self.quest
-        succeeded = self._fails < self._t.fails[q]
-        self.log.append((-1, "quest_result", q, self.team, self._fails, succeeded))
+    def _quest_done(self, fails: int) -> None:
+        t, q = self._t, self.quest
+        succeeded = fails < t.fails[q]
+        log = self.log
+        log.append((-1, "quest_result", q, self.team, fails, succeeded))
         if succeeded:
             self._wins += 1
+            if self._wins == 3:
+                if self.assassin is None:
+                    self._finish("good", "three_successes_no_assassin")
+                else:
+                    self.phase, self.actor = "assassination", self.assassin
+                    log.append((-1, "assassination_start", self.assassin))
+                return
         else:
             self._losses += 1
-        if self._losses == 3:
-            self._finish("evil", "three_fails")
-        elif self._wins == 3:
-            if self.assassin is None:
-                self._finish("good", "three_successes_no_assassin")
-            else:
-                self.phase, self.actor = "assassination", self.assassin
-                self.log.append((-1, "assassination_start", self.assassin))
-        elif self.lady is not None and 1 <= q <= 3:
+            if self._losses == 3:
+                self._finish("evil", "three_fails")
+                return
+        if self.lady is not None and 1 <= q <= 3:
             # Official: after quests 2, 3 and 4 the holder examines a player, before the next team.
             self.phase, self.actor, self.team = "lady", self.lady, ()
+            return
+        # The next quest's first proposal (``_start_proposal``, inlined on this hot path).
+        self.quest = q = q + 1
+        leader = self.actor = self.leader
+        log.append(t.round_entry[q][self.rejections][leader])
+        self.team = ()
+        if t.rounds:
+            self.phase = "discussion"
+            self._order, self._next = t.speech_order[leader], 1
         else:
-            self.quest = q + 1
-            self._start_proposal()
+            self.phase = "proposal"
 
     def _approved(self) -> None:
         self.rejections = 0

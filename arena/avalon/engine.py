@@ -13,6 +13,7 @@ ever revealed as a count of Fail cards.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -213,30 +214,31 @@ class AvalonGame:
         """The transcript lines ``seat`` may read: its night knowledge, every public entry and its
         own hidden choices (rendered incrementally; ``-1`` is the spectator's view; the returned list
         is shared, do not modify)."""
-        r = self._read
-        if r is None:
-            r = self._read = GameRecords(self.n)
-        done, lines = r.rendered.get(seat, (0, None))
-        if lines is None:
-            lines = [self._night_line(seat)]
-        log = self.log
-        if done < len(log):
-            public = r.public_text
-            for i in range(done, len(log)):
+        r = self.records
+        state = r.rendered.get(seat)
+        if state is None:
+            pub_k, own_k, lines = 0, 0, [self._night_line(seat)]
+        else:
+            pub_k, own_k, lines = state
+        pub, own = r.public_idx, (r.private[seat] if seat >= 0 else ())
+        if pub_k < len(pub) or own_k < len(own):
+            texts = r.public_text
+            log = self.log
+            for i in pub[len(texts) :]:  # public entries: rendered once, shared by every seat
                 e = log[i]
-                scope = e[0]
-                if scope == -1:  # public: rendered once, shared by every seat
-                    line = public.get(i)
-                    if line is None:
-                        line = public[i] = _RENDER[e[1]](self, *e[2:])
+                texts.append(_RENDER[e[1]](self, *e[2:]))
+            for i in own[own_k:]:  # the seat's own entries, each after the public ones before it
+                k = bisect_left(pub, i, pub_k)
+                lines += texts[pub_k:k]
+                pub_k = k
+                e = log[i]
+                line = _RENDER[e[1]](self, *e[2:]) if e[0] >= 0 else _RENDER[e[1]](self, seat, *e[2:])
+                if line:
                     lines.append(line)
-                elif scope == seat:
-                    lines.append(_RENDER[e[1]](self, *e[2:]))
-                elif scope == -2 and seat >= 0:  # one entry for many seats' own hidden choices
-                    line = _RENDER[e[1]](self, seat, *e[2:])
-                    if line:
-                        lines.append(line)
-        r.rendered[seat] = (len(log), lines)
+            lines += texts[pub_k:]
+            r.rendered[seat] = (len(pub), len(own), lines)
+        elif state is None:
+            r.rendered[seat] = (0, 0, lines)
         return lines
 
     @property
@@ -261,6 +263,16 @@ class AvalonGame:
     def _night_line(self, s: int) -> str:
         if s < 0:
             return ""
+        memo = self._t.night_lines  # deals repeat: one line per deal, seat and first Lady holder
+        key = (self.roles, s, self.lady_holders[:1])
+        line = memo.get(key)
+        if line is None:
+            line = self._night_text(s)
+            if len(memo) < 16384:
+                memo[key] = line
+        return line
+
+    def _night_text(self, s: int) -> str:
         role, k = self.roles[s], self.knowledge[s]
         side = "evil" if self.is_evil[s] else "good"
         parts = [f"Night: you are Player {s}, {ROLE_TITLES[role]} ({side})."]
@@ -591,61 +603,69 @@ class GameRecords:
 
     ``proposals`` and ``quests`` are tuples (views share them without copying; appending rebuilds
     them, at most 25 and 5 times a game); ``history`` counts public-history entries (a resolved
-    proposal, a quest, the Lady, the end); ``cards`` holds every played card batch
-    ``(quest, seats, fails)``. ``rendered``, ``public_text`` and ``cache`` belong to the transcript
-    and observation builders.
+    proposal, a quest, the Lady, the end); ``cards`` holds each seat's own cards ``(quest, fail)``.
+    For transcripts: ``public_idx`` (log indices of the public entries), ``private`` (per seat, the
+    log indices of the entries only that seat reads), ``public_text`` (the public entries rendered,
+    filled on demand), ``rendered`` (per seat: how far its lines are built, and the lines).
+    ``cache`` belongs to the observation builders.
     """
 
     __slots__ = (
-        "n", "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "_by_seat",
-        "rendered", "public_text", "cache",
+        "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "n_cards", "public_idx",
+        "private", "public_text", "rendered", "cache",
     )  # fmt: skip
 
     def __init__(self, n: int):
-        self.n = n
         self.synced = 0
         self.quest = self.leader = 0
         self.team: tuple[int, ...] = ()
         self.proposals: tuple = ()
         self.quests: tuple = ()
         self.history = 0
-        self.cards: list[tuple[int, tuple[int, ...], tuple[bool, ...]]] = []
-        self._by_seat: tuple | None = None
-        self.rendered: dict[int, tuple[int, list[str]]] = {}
-        self.public_text: dict[int, str] = {}
+        self.cards: list[tuple[tuple[int, bool], ...]] = [()] * n
+        self.n_cards = 0
+        self.public_idx: list[int] = []
+        self.private: list[list[int]] = [[] for _ in range(n)]
+        self.public_text: list[str] = []
+        self.rendered: dict[int, tuple[int, int, list[str]]] = {}
         self.cache: dict[str, Any] = {}
 
     def sync(self, log: list[tuple]) -> None:
         for i in range(self.synced, len(log)):
             e = log[i]
-            kind = e[1]
-            if kind == "round":
-                self.quest, self.leader = e[2], e[4]
-            elif kind == "proposal":
-                self.team = e[3]
-            elif kind == "vote_result":
-                self.proposals += ((self.quest, self.leader, self.team, e[2], e[3]),)
-                self.history += 1
-            elif kind == "my_cards":
-                self.cards.append(e[2:])
-            elif kind == "card":
-                self.cards.append((e[2], (e[0],), (e[3],)))
-            elif kind == "quest_result":
-                self.quests += (e[3:],)
-                self.history += 1
-            elif kind == "lady" or kind == "end":
-                self.history += 1
+            scope, kind = e[0], e[1]
+            if scope == -1:
+                self.public_idx.append(i)
+                if kind == "round":
+                    self.quest, self.leader = e[2], e[4]
+                elif kind == "proposal":
+                    self.team = e[3]
+                elif kind == "vote_result":
+                    self.proposals += ((self.quest, self.leader, self.team, e[2], e[3]),)
+                    self.history += 1
+                elif kind == "quest_result":
+                    self.quests += (e[3:],)
+                    self.history += 1
+                elif kind == "lady" or kind == "end":
+                    self.history += 1
+            elif scope >= 0:
+                self.private[scope].append(i)
+                if kind == "card":
+                    self.cards[scope] += ((e[2], e[3]),)
+                    self.n_cards += 1
+            elif kind == "my_votes":  # one entry for every voter's own vote
+                for s in e[2]:
+                    self.private[s].append(i)
+            else:  # "my_cards": every quest member's own card
+                q = e[2]
+                for s, fail in zip(e[3], e[4]):
+                    self.private[s].append(i)
+                    self.cards[s] += ((q, fail),)
+                self.n_cards += len(e[3])
         self.synced = len(log)
 
     def my_cards(self, seat: int) -> tuple[tuple[int, bool], ...]:
-        by_seat = self._by_seat
-        if by_seat is None or by_seat[0] != len(self.cards):  # cards are played at most 5 times a game
-            per_seat: list[list[tuple[int, bool]]] = [[] for _ in range(self.n)]
-            for q, seats, fails in self.cards:
-                for s, f in zip(seats, fails):
-                    per_seat[s].append((q, f))
-            by_seat = self._by_seat = (len(self.cards), tuple(tuple(c) for c in per_seat))
-        return by_seat[1][seat]
+        return self.cards[seat]
 
 
 # -- rendering of log entries (one function per kind: line text, public event data) ----------------
@@ -761,6 +781,7 @@ class _Tables:
         self.summary: str | None = None
         self.masks: dict[tuple[int, ...], Any] = {}
         self.instructions: dict[tuple, str] = {}
+        self.night_lines: dict[tuple, str] = {}
 
 
     def votes_entry(self, leader: int, codes: tuple[int, ...]) -> tuple[tuple, tuple[bool, ...], bool]:

@@ -217,6 +217,7 @@ def test_incremental_features_equal_a_fresh_computation(lady):
             seats = [g.actor, (g.actor + 1) % g.n] if g.actor >= 0 else [0, 3]
             kept = [features(g, s) for s in seats]
             saved = g.records.cache.pop("features")  # rebuild from the whole history...
+            assert saved.history == g.records.history  # (the kept vectors were up to date)
             for s, x in zip(seats, kept, strict=True):
                 assert np.array_equal(x, features(g, s)), (seed, g.steps, s)
                 compared += 1

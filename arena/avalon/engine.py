@@ -155,17 +155,12 @@ class AvalonGame:
             self.lady_results: list[list[tuple[int, bool]]] | tuple = [[] for _ in range(n)]
         else:
             self.lady, self.lady_holders, self.lady_results = None, (), t.no_lady
-        # The first proposal (``_start_proposal``). Seats due to act in turn (speakers, voters, quest
-        # members) are ``_order[_next - 1:]``, the first of them the actor.
-        self.log: list[tuple] = [t.round_entry[0][0][leader]]
-        self.team: tuple[int, ...] = ()
-        self.actor = leader
-        if t.rounds:
-            self.phase = "discussion"
-            self._order, self._next = t.speech_order[leader], 1
-        else:
-            self.phase = "proposal"
-            self._order, self._next = (), 0
+        self.log: list[tuple] = []
+        # Seats due to act in turn (speakers, voters, quest members): ``_order[_next - 1:]``, the first
+        # of them the actor.
+        self._order: tuple[int, ...] = ()
+        self._next = 0
+        self._start_proposal()
 
     @classmethod
     def deal(cls, config: AvalonConfig, rng: np.random.Generator) -> AvalonGame:
@@ -495,8 +490,8 @@ class AvalonGame:
         self._vote_done(votes, approved)
 
     def _vote_done(self, votes: tuple[bool, ...], approved: bool) -> None:
-        t, team = self._t, self.team
-        self.leader = leader = t.next_seat[self.leader]
+        team = self.team
+        self.leader = self._t.next_seat[self.leader]
         if approved:
             self.rejections = 0
             self.phase = "quest"
@@ -504,19 +499,11 @@ class AvalonGame:
             self.actor = team[0]
             self._order, self._next = team, 1
             return
-        rejections = self.rejections = self.rejections + 1
-        if rejections == 5:
+        self.rejections += 1
+        if self.rejections == 5:
             self._finish("evil", "five_rejections")
             return
-        # The next proposal (``_start_proposal``, inlined on this hot path).
-        self.log.append(t.round_entry[self.quest][rejections][leader])
-        self.team = ()
-        self.actor = leader
-        if t.rounds:
-            self.phase = "discussion"
-            self._order, self._next = t.speech_order[leader], 1
-        else:
-            self.phase = "proposal"
+        self._start_proposal()
 
     def _quest_done(self, fails: int) -> None:
         t, q = self._t, self.quest
@@ -541,16 +528,8 @@ class AvalonGame:
             # Official: after quests 2, 3 and 4 the holder examines a player, before the next team.
             self.phase, self.actor, self.team = "lady", self.lady, ()
             return
-        # The next quest's first proposal (``_start_proposal``, inlined on this hot path).
-        self.quest = q = q + 1
-        leader = self.actor = self.leader
-        log.append(t.round_entry[q][self.rejections][leader])
-        self.team = ()
-        if t.rounds:
-            self.phase = "discussion"
-            self._order, self._next = t.speech_order[leader], 1
-        else:
-            self.phase = "proposal"
+        self.quest = q + 1
+        self._start_proposal()
 
     def _approved(self) -> None:
         self.rejections = 0

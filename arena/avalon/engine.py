@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -585,13 +585,14 @@ class GameRecords:
     proposal, a quest, the Lady, the end); ``cards`` holds each seat's own cards ``(quest, fail)``.
     For transcripts: ``public_idx`` (log indices of the public entries), ``private`` (per seat, the
     log indices of the entries only that seat reads), ``public_text`` (the public entries rendered,
-    filled on demand), ``rendered`` (per seat: how far its lines are built, and the lines).
-    ``cache`` belongs to the observation builders.
+    filled on demand), ``rendered`` (per seat: how far its lines are built, and the lines),
+    ``bodies`` (per seat: its lines joined into one text). ``cache`` belongs to the observation
+    builders.
     """
 
     __slots__ = (
         "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "n_cards", "public_idx",
-        "private", "public_text", "rendered", "cache",
+        "private", "public_text", "rendered", "bodies", "cache",
     )  # fmt: skip
 
     def __init__(self, n: int):
@@ -607,6 +608,7 @@ class GameRecords:
         self.private: list[list[int]] = [[] for _ in range(n)]
         self.public_text: list[str] = []
         self.rendered: dict[int, tuple[int, int, list[str]]] = {}
+        self.bodies: dict[int, tuple[int, str]] = {}  # per seat: lines joined so far, their text
         self.cache: dict[str, Any] = {}
 
     def sync(self, log: list[tuple]) -> None:
@@ -649,6 +651,11 @@ class GameRecords:
 
 # -- rendering of log entries (one function per kind: line text, public event data) ----------------
 def _votes_text(game: AvalonGame, votes, approved) -> str:
+    return _votes_line(votes, approved)
+
+
+@lru_cache(maxsize=8192)  # vote rounds repeat (2**n outcomes at n players)
+def _votes_line(votes, approved) -> str:
     if votes is None:
         return "Fifth proposal of the round: the team is approved without a vote."
     yes = sum(votes)

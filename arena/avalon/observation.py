@@ -345,7 +345,7 @@ def _seat_body(game: AvalonGame, seat: int) -> str:
     """The seat's transcript joined into one string, extended incrementally (one join per new line
     instead of one join of the whole game per observation)."""
     lines = game.seat_lines(seat)
-    cache = game.records.cache.setdefault("bodies", {})
+    cache = game.records.bodies
     count, body = cache.get(seat, (0, ""))
     if count < len(lines):
         new = "\n".join(lines[count:])

@@ -350,6 +350,21 @@ class AvalonGame:
     def step(self, code: int, speech: str | None = None) -> None:
         """The acting seat plays ``code``. In discussion, ``speech`` (free text) may replace a speech act."""
         seat, phase = self.actor, self.phase
+        if phase == "proposal":
+            t = self._t
+            team = t.team_of[self.quest].get(code)
+            if team is None:
+                raise IllegalAction(f"{_describe(self.codec, code)!r} is not legal for Player {seat} in phase proposal")
+            self.steps += 1
+            self.team = team
+            self.log.append((-1, "proposal", seat, team))
+            if self.rejections == 4 and t.auto_approve:
+                self.log.append((-1, "vote_result", None, True))
+                self._approved()
+                return
+            self.phase = "vote"  # the leader (the actor) votes first
+            self._order, self._next = t.vote_order[seat], 1
+            return
         if phase == "vote":
             c = self.codec
             if code != c.APPROVE and code != c.REJECT:
@@ -379,21 +394,6 @@ class AvalonGame:
                 self.actor, self._next = order[nxt], nxt + 1
             else:
                 self._quest_done(self._fails)
-            return
-        if phase == "proposal":
-            t = self._t
-            team = t.team_of[self.quest].get(code)
-            if team is None:
-                raise IllegalAction(f"{_describe(self.codec, code)!r} is not legal for Player {seat} in phase proposal")
-            self.steps += 1
-            self.team = team
-            self.log.append((-1, "proposal", seat, team))
-            if self.rejections == 4 and t.auto_approve:
-                self.log.append((-1, "vote_result", None, True))
-                self._approved()
-                return
-            self.phase = "vote"  # the leader (the actor) votes first
-            self._order, self._next = t.vote_order[seat], 1
             return
         if phase == "end":
             raise IllegalAction("the game is over")

@@ -402,7 +402,7 @@ class AvalonGame:
             if speech is None:
                 if code not in _speech_codes(self.n, seat):
                     raise IllegalAction(f"{_describe(c, code)!r} is not a speech act Player {seat} may use")
-                speech = c.speech_text(code)
+                speech = _speech_texts(self.n)[code]
             self.steps += 1
             self.log.append((-1, "speech", seat, speech))
             order, nxt = self._order, self._next
@@ -795,6 +795,13 @@ class _Tables:
 @cache
 def _tables(config: AvalonConfig) -> _Tables:
     return _Tables(config)
+
+
+@cache
+def _speech_texts(n: int) -> dict[int, str]:
+    """What each speech act says aloud, by code."""
+    c = _codec(n)
+    return {code: c.speech_text(code) for code in range(c.PASS, c.LADY0)}
 
 
 @cache

@@ -272,7 +272,18 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._deads_step_first()
             return
         self.agent_selection = nxt = self.possible_agents[g.actor]
-        self._update_infos(None if g.phase != phase else (agent, nxt))
+        self._update_infos((agent, nxt))
+        if g.phase != phase:
+            # Every other seat was idle before this step and still is: its info differs from the one
+            # it has only in the phase (a fresh dict all the same).
+            infos, text = self.infos, self.variant == "text"
+            for a in self.agents:
+                if a != agent and a != nxt:
+                    info = infos[a].copy()
+                    info["phase"] = g.phase
+                    if text:
+                        info["legal_actions"] = []
+                    infos[a] = info
         if self.max_cycles is not None:
             self._check_truncation()
             if self.truncations[agent]:

@@ -13,8 +13,9 @@ ever revealed as a count of Fail cards.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from .actions import ActionCodec
 from .rules import EVIL_ROLES, ROLE_TITLES, AvalonConfig, Knowledge, night_knowledge
 
-__all__ = ["AvalonGame", "SeatView", "IllegalAction", "PHASES", "team_codes"]
+__all__ = ["AvalonGame", "GameRecords", "SeatView", "IllegalAction", "PHASES", "team_codes"]
 
 # "lady" (Lady of the Lake, optional) is last so the other phases keep their feature index.
 PHASES = ("discussion", "proposal", "vote", "quest", "assassination", "end", "lady")
@@ -100,9 +101,11 @@ class AvalonGame:
     Use :meth:`deal` for a random deal from a generator.
 
     Records are kept as a compact log of tuples ``(scope, kind, *data)`` (``scope`` -1 for public
-    entries, else the one seat that may see it); transcript lines and event dicts are rendered
-    from it only when asked for (:meth:`seat_lines`, :attr:`public_lines`, :attr:`events`), so
-    a game that nobody reads costs no string formatting.
+    entries, -2 for one entry of several seats' own hidden choices, else the one seat that may see
+    it). Everything else is derived from the log when read, and kept up to date incrementally:
+    :attr:`proposals`, :attr:`quests`, :meth:`my_cards`, transcript lines and event dicts
+    (:meth:`seat_lines`, :attr:`public_lines`, :attr:`events`); a game that nobody reads costs no
+    string formatting and no bookkeeping beyond the log.
 
     Example:
         >>> g = AvalonGame.deal(AvalonConfig(5), np.random.default_rng(0))
@@ -112,56 +115,51 @@ class AvalonGame:
 
     __slots__ = (
         "config", "n", "roles", "is_evil", "knowledge", "assassin", "_t", "codec", "leader", "quest",
-        "rejections", "team", "proposals", "quests", "_cards", "_cards_by_seat", "winner", "end_reason",
-        "assassin_target", "steps", "_queue", "_votes", "_fails", "_wins", "_losses", "log", "_rendered",
-        "_public_text", "lady", "lady_holders", "lady_results", "phase", "actor", "feature_cache", "body_cache",
-        "history",
+        "rejections", "team", "winner", "end_reason", "assassin_target", "steps", "_order", "_next", "_votes",
+        "_fails", "_wins", "_losses", "log", "_read", "lady", "lady_holders", "lady_results", "phase", "actor",
     )  # fmt: skip
 
     def __init__(self, config: AvalonConfig, roles: tuple[str, ...] | list[str], leader: int = 0):
         n = config.num_players
         roles = tuple(roles)
-        tables = _deal_tables(config, roles)
+        tables = config._deals.get(roles)  # per config object: no hashing of the config per game
         if tables is None:
-            raise ValueError(f"roles {roles!r} are not a deal of {config.roles_in_play()!r}")
+            tables = _deal_tables(config, roles)
+            if tables is None:
+                raise ValueError(f"roles {roles!r} are not a deal of {config.roles_in_play()!r}")
+            config._deals[roles] = tables
         if leader not in _SEATS[n]:
             if not isinstance(leader, (int, np.integer)) or not 0 <= int(leader) < n:
                 raise ValueError(f"leader must be a seat in 0..{n - 1}, got {leader!r}")
         self.config = config
         self.n = n
         self.roles = roles
-        self.is_evil, self.knowledge, self.assassin, self._t = tables
-        self.codec = self._t.codec
-        self.leader = int(leader)
+        self.is_evil, self.knowledge, self.assassin, t = tables
+        self._t = t
+        self.codec = t.codec
+        self.leader = leader = leader if type(leader) is int else int(leader)
         self.quest = 0
         self.rejections = 0
-        self.team: tuple[int, ...] = ()
-        # Tuples, not lists: views share them without copying (append = rebuild, at most 25 times).
-        self.proposals: tuple = ()
-        self.quests: tuple = ()
-        self._cards: list[tuple[int, tuple, tuple]] = []  # (quest, seats, fails) batches, see ``my_cards``
-        self._cards_by_seat: tuple | None = None
         self.winner: str | None = None
         self.end_reason: str | None = None
         self.assassin_target: int | None = None
         self.steps = 0
-        self.history = 0  # bumped whenever the public history (proposals, quests, Lady, end) grows
-        self._queue: list[int] = []
-        self._votes: list[bool] = [False] * n
+        self._votes: list[bool] = []  # votes cast one by one this round, by seat
         self._fails = 0
         self._wins = self._losses = 0
-        self.log: list[tuple] = []
-        self._rendered: dict[int, tuple[int, list[str]]] = {}
-        self._public_text: dict[int, str] = {}
-        self.feature_cache: list | None = None  # observation.py's per-game caches
-        self.body_cache: dict[int, tuple[int, str]] = {}
+        self._read: GameRecords | None = None  # made on the first read
         # Lady of the Lake: the player to the right of the first leader (the leader passes clockwise).
         if config.lady_of_the_lake:
-            self.lady: int | None = (self.leader - 1) % n
+            self.lady: int | None = (leader - 1) % n
             self.lady_holders: tuple[int, ...] = (self.lady,)
             self.lady_results: list[list[tuple[int, bool]]] | tuple = [[] for _ in range(n)]
         else:
-            self.lady, self.lady_holders, self.lady_results = None, (), self._t.no_lady
+            self.lady, self.lady_holders, self.lady_results = None, (), t.no_lady
+        self.log: list[tuple] = []
+        # Seats due to act in turn (speakers, voters, quest members): ``_order[_next - 1:]``, the first
+        # of them the actor.
+        self._order: tuple[int, ...] = ()
+        self._next = 0
         self._start_proposal()
 
     @classmethod
@@ -171,17 +169,36 @@ class AvalonGame:
         order = rng.permutation(config.num_players)
         return cls(config, tuple(roles[i] for i in order), int(rng.integers(config.num_players)))
 
-    # -- records --------------------------------------------------------------------------
+    # -- records (derived from the log on read) ------------------------------------------
+    @property
+    def records(self) -> GameRecords:
+        """The records derived from the log, brought up to date (see :class:`GameRecords`)."""
+        r = self._read
+        if r is None:
+            r = self._read = GameRecords(self.n)
+        if r.synced != len(self.log):
+            r.sync(self.log)
+        return r
+
+    @property
+    def proposals(self) -> tuple:
+        """Resolved proposals ``(quest, leader, team, votes, approved)``; ``votes`` is a tuple of
+        bools by seat (True = approve) or ``None`` for an auto-approved team."""
+        return self.records.proposals
+
+    @property
+    def quests(self) -> tuple:
+        """Played quests ``(team, fails, succeeded)``."""
+        return self.records.quests
+
+    @property
+    def history(self) -> int:
+        """Grows whenever the public history does (a proposal resolved, a quest, the Lady, the end)."""
+        return self.records.history
+
     def my_cards(self, seat: int) -> tuple[tuple[int, bool], ...]:
         """``seat``'s own quest cards ``(quest, fail)`` so far."""
-        by_seat = self._cards_by_seat
-        if by_seat is None or by_seat[0] != len(self._cards):  # cards are played at most 5 times a game
-            per_seat: list[list[tuple[int, bool]]] = [[] for _ in range(self.n)]
-            for q, seats, fails in self._cards:
-                for s, f in zip(seats, fails):
-                    per_seat[s].append((q, f))
-            by_seat = self._cards_by_seat = (len(self._cards), tuple(tuple(c) for c in per_seat))
-        return by_seat[1][seat]
+        return self.records.my_cards(seat)
 
     @property
     def cards(self) -> list[list[tuple[int, bool]]]:
@@ -192,27 +209,31 @@ class AvalonGame:
         """The transcript lines ``seat`` may read: its night knowledge, every public entry and its
         own hidden choices (rendered incrementally; ``-1`` is the spectator's view; the returned list
         is shared, do not modify)."""
-        done, lines = self._rendered.get(seat, (0, None))
-        if lines is None:
-            lines = [self._night_line(seat)]
-        log = self.log
-        if done < len(log):
-            public = self._public_text
-            for i in range(done, len(log)):
+        r = self.records
+        state = r.rendered.get(seat)
+        if state is None:
+            pub_k, own_k, lines = 0, 0, [self._night_line(seat)]
+        else:
+            pub_k, own_k, lines = state
+        pub, own = r.public_idx, (r.private[seat] if seat >= 0 else ())
+        if pub_k < len(pub) or own_k < len(own):
+            texts = r.public_text
+            log = self.log
+            for i in pub[len(texts) :]:  # public entries: rendered once, shared by every seat
                 e = log[i]
-                scope = e[0]
-                if scope == -1:  # public: rendered once, shared by every seat
-                    line = public.get(i)
-                    if line is None:
-                        line = public[i] = _RENDER[e[1]](self, *e[2:])
+                texts.append(_RENDER[e[1]](self, *e[2:]))
+            for i in own[own_k:]:  # the seat's own entries, each after the public ones before it
+                k = bisect_left(pub, i, pub_k)
+                lines += texts[pub_k:k]
+                pub_k = k
+                e = log[i]
+                line = _RENDER[e[1]](self, *e[2:]) if e[0] >= 0 else _RENDER[e[1]](self, seat, *e[2:])
+                if line:
                     lines.append(line)
-                elif scope == seat:
-                    lines.append(_RENDER[e[1]](self, *e[2:]))
-                elif scope == -2 and seat >= 0:  # one entry for many seats' own hidden choices
-                    line = _RENDER[e[1]](self, seat, *e[2:])
-                    if line:
-                        lines.append(line)
-        self._rendered[seat] = (len(log), lines)
+            lines += texts[pub_k:]
+            r.rendered[seat] = (len(pub), len(own), lines)
+        elif state is None:
+            r.rendered[seat] = (0, 0, lines)
         return lines
 
     @property
@@ -237,6 +258,16 @@ class AvalonGame:
     def _night_line(self, s: int) -> str:
         if s < 0:
             return ""
+        memo = self._t.night_lines  # deals repeat: one line per deal, seat and first Lady holder
+        key = (self.roles, s, self.lady_holders[:1])
+        line = memo.get(key)
+        if line is None:
+            line = self._night_text(s)
+            if len(memo) < 16384:
+                memo[key] = line
+        return line
+
+    def _night_text(self, s: int) -> str:
         role, k = self.roles[s], self.knowledge[s]
         side = "evil" if self.is_evil[s] else "good"
         parts = [f"Night: you are Player {s}, {ROLE_TITLES[role]} ({side})."]
@@ -270,20 +301,17 @@ class AvalonGame:
         return self.phase == "end"
 
     def _start_proposal(self) -> None:
-        t, q = self._t, self.quest
-        n, rounds = self.n, t.rounds
-        self.log.append((-1, "round", q, self.rejections, self.leader, t.sizes[q], t.fails[q]))
+        t, leader = self._t, self.leader
+        self.log.append(t.round_entry[self.quest][self.rejections][leader])
         self.team = ()
-        if rounds:
+        self.actor = leader
+        if t.rounds:
             self.phase = "discussion"
-            self._queue = [(self.leader + i) % n for i in range(n)] * rounds
-            self.actor = self._queue.pop(0)
+            self._order, self._next = t.speech_order[leader], 1
         else:
             self.phase = "proposal"
-            self.actor = self.leader
 
     def _finish(self, winner: str, reason: str) -> None:
-        self.history += 1
         self.phase, self.winner, self.end_reason = "end", winner, reason
         self.actor = -1
         self.log.append((-1, "end", winner, reason, self.roles))
@@ -292,7 +320,7 @@ class AvalonGame:
         """Seats whose choice is due now, in the order the engine takes them: every voter or quest
         member still to play (hidden choices, simultaneous in the parallel view), else the actor."""
         if self.phase in ("vote", "quest"):
-            return (self.actor, *self._queue)
+            return self._order[self._next - 1 :]
         return () if self.phase == "end" else (self.actor,)
 
     def legal_codes(self, seat: int, *, simultaneous: bool = False) -> tuple[int, ...]:
@@ -321,56 +349,65 @@ class AvalonGame:
 
     def step(self, code: int, speech: str | None = None) -> None:
         """The acting seat plays ``code``. In discussion, ``speech`` (free text) may replace a speech act."""
-        seat, c, phase = self.actor, self.codec, self.phase
-        if phase == "vote":
-            if code != c.APPROVE and code != c.REJECT:
-                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase vote")
-            self.steps += 1
-            self._cast_vote(seat, code == c.APPROVE)
-            if self._queue:
-                self.actor = self._queue.pop(0)
-            else:
-                self._count_votes(tuple(self._votes))
-            return
-        if phase == "quest":
-            if code not in self.legal_codes(seat):
-                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase quest")
-            self.steps += 1
-            self._play_card(seat, code == c.FAIL)
-            if self._queue:
-                self.actor = self._queue.pop(0)
-            else:
-                self._quest_done()
-            return
+        seat, phase = self.actor, self.phase
         if phase == "proposal":
             t = self._t
             team = t.team_of[self.quest].get(code)
             if team is None:
-                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase proposal")
+                raise IllegalAction(f"{_describe(self.codec, code)!r} is not legal for Player {seat} in phase proposal")
             self.steps += 1
             self.team = team
             self.log.append((-1, "proposal", seat, team))
-            if t.auto_approve and self.rejections == 4:
+            if self.rejections == 4 and t.auto_approve:
                 self.log.append((-1, "vote_result", None, True))
-                self.proposals += ((self.quest, self.leader, team, None, True),)
-                self.history += 1
                 self._approved()
                 return
-            self.phase = "vote"
-            self._queue = list(t.vote_order[self.leader][1:])
-            self.actor = self.leader
+            self.phase = "vote"  # the leader (the actor) votes first
+            self._order, self._next = t.vote_order[seat], 1
+            return
+        if phase == "vote":
+            c = self.codec
+            if code != c.APPROVE and code != c.REJECT:
+                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase vote")
+            self.steps += 1
+            approve = code == c.APPROVE
+            if self._next == 1:  # the round's first vote
+                self._votes = [False] * self.n
+            self._votes[seat] = approve
+            self.log.append((seat, "my_vote", approve))
+            order, nxt = self._order, self._next
+            if nxt < len(order):
+                self.actor, self._next = order[nxt], nxt + 1
+            else:
+                self._count_votes(tuple(self._votes))
+            return
+        if phase == "quest":
+            c = self.codec
+            fail = code == c.FAIL
+            if not (code == c.SUCCESS or (fail and (self.is_evil[seat] or not self._t.must_succeed))):
+                raise IllegalAction(f"{_describe(c, code)!r} is not legal for Player {seat} in phase quest")
+            self.steps += 1
+            self._fails += fail
+            self.log.append((seat, "card", self.quest, fail))
+            order, nxt = self._order, self._next
+            if nxt < len(order):
+                self.actor, self._next = order[nxt], nxt + 1
+            else:
+                self._quest_done(self._fails)
             return
         if phase == "end":
             raise IllegalAction("the game is over")
+        c = self.codec
         if phase == "discussion":
             if speech is None:
                 if code not in _speech_codes(self.n, seat):
                     raise IllegalAction(f"{_describe(c, code)!r} is not a speech act Player {seat} may use")
-                speech = c.speech_text(code)
+                speech = _speech_texts(self.n)[code]
             self.steps += 1
             self.log.append((-1, "speech", seat, speech))
-            if self._queue:
-                self.actor = self._queue.pop(0)
+            order, nxt = self._order, self._next
+            if nxt < len(order):
+                self.actor, self._next = order[nxt], nxt + 1
             else:
                 self.phase, self.actor = "proposal", self.leader
             return
@@ -392,42 +429,44 @@ class AvalonGame:
             self.log.append((seat, "lady_result", target, evil))
             self.lady = target
             self.lady_holders += (target,)
-            self.history += 1
             self.quest += 1
             self._start_proposal()
 
     def play_votes(self, codes) -> None:
         """Every vote of the current proposal at once, in the order :meth:`pending` lists the voters
         (the parallel view's step; same records as one :meth:`step` per voter)."""
-        queue = self._queue
-        if self.phase != "vote" or len(codes) != len(queue) + 1:
-            raise IllegalAction(f"play_votes needs {len(self.pending())} votes in phase {self.phase}, got {codes!r}")
-        n, leader = self.n, self.leader
-        if len(codes) == n:  # the whole round (the usual case): a table lookup
+        if self.phase == "vote" and self._next == 1:  # the whole round (the usual case)
+            t, leader = self._t, self.leader
+            table = t.vote_table[leader]
             key = tuple(codes)
-            table = self._t.vote_table[leader]
-            entry = table.get(key)
-            if entry is None:
-                entry = table[key] = self._t.votes_entry(leader, key)
-            mine, votes = entry
-            seats = self._t.vote_order[leader]
-        else:
-            c = self.codec
-            if codes.count(c.APPROVE) + codes.count(c.REJECT) != len(codes):
-                raise IllegalAction(f"play_votes takes APPROVE or REJECT codes, got {codes!r}")
-            mine = tuple([code == c.APPROVE for code in codes])
-            seats = (self.actor, *queue)
-            for seat, v in zip(seats, mine):
-                self._votes[seat] = v
-            votes = tuple(self._votes)
+            entry = table.get(key)  # known rounds carry their records and outcome
+            if entry is None:  # a new round: checked (length, codes) before it is kept
+                if len(key) != self.n:
+                    raise IllegalAction(f"play_votes needs {self.n} votes in phase vote, got {codes!r}")
+                entry = table[key] = t.votes_entry(leader, key)
+            records, votes, approved = entry
+            self.log += records
+            self.steps += t.n
+            self._vote_done(votes, approved)
+            return
+        order, nxt = self._order, self._next
+        if self.phase != "vote" or len(codes) != len(order) - nxt + 1:
+            raise IllegalAction(f"play_votes needs {len(self.pending())} votes in phase {self.phase}, got {codes!r}")
+        c = self.codec
+        if codes.count(c.APPROVE) + codes.count(c.REJECT) != len(codes):
+            raise IllegalAction(f"play_votes takes APPROVE or REJECT codes, got {codes!r}")
+        mine = tuple([code == c.APPROVE for code in codes])
+        seats = order[nxt - 1 :]
+        for seat, v in zip(seats, mine):
+            self._votes[seat] = v
         self.log.append((-2, "my_votes", seats, mine))
         self.steps += len(mine)
-        self._count_votes(votes)
+        self._count_votes(tuple(self._votes))
 
     def play_cards(self, codes) -> None:
         """Every quest card of the current team at once, in the order :meth:`pending` lists the members."""
-        queue = self._queue
-        if self.phase != "quest" or len(codes) != len(queue) + 1:
+        order, nxt = self._order, self._next
+        if self.phase != "quest" or len(codes) != len(order) - nxt + 1:
             raise IllegalAction(f"play_cards needs {len(self.pending())} cards in phase {self.phase}, got {codes!r}")
         t = self._t
         key = tuple(codes)
@@ -435,37 +474,30 @@ class AvalonGame:
         if entry is None:
             entry = t.card_table[key] = t.cards_entry(key)
         mine, fails = entry
-        seats = self.team if len(codes) == len(self.team) else (self.actor, *queue)
+        seats = order if nxt == 1 else order[nxt - 1 :]
         if fails and t.must_succeed:
             is_evil = self.is_evil
             bad = [s for s, f in zip(seats, mine) if f and not is_evil[s]]
             if bad:
                 raise IllegalAction(f"'QUEST: fail' is not legal for Player {bad[0]} in phase quest")
-        q = self.quest
-        self._cards.append((q, seats, mine))
-        self.log.append((-2, "my_cards", q, seats, mine))
-        self._fails += fails
+        self.log.append((-2, "my_cards", self.quest, seats, mine))
         self.steps += len(mine)
-        self._quest_done()
-
-    def _cast_vote(self, seat: int, approve: bool) -> None:
-        self._votes[seat] = approve
-        self.log.append((seat, "my_vote", approve))
+        self._quest_done(self._fails + fails)
 
     def _count_votes(self, votes: tuple[bool, ...]) -> None:
         approved = 2 * votes.count(True) > self.n  # strict majority; a tie rejects
-        leader = self.leader
         self.log.append((-1, "vote_result", votes, approved))
-        self.proposals += ((self.quest, leader, self.team, votes, approved),)
-        self.history += 1
-        self.leader = self._t.next_seat[leader]
+        self._vote_done(votes, approved)
+
+    def _vote_done(self, votes: tuple[bool, ...], approved: bool) -> None:
+        team = self.team
+        self.leader = self._t.next_seat[self.leader]
         if approved:
             self.rejections = 0
             self.phase = "quest"
             self._fails = 0
-            team = self.team
             self.actor = team[0]
-            self._queue = list(team[1:])
+            self._order, self._next = team, 1
             return
         self.rejections += 1
         if self.rejections == 5:
@@ -473,47 +505,45 @@ class AvalonGame:
             return
         self._start_proposal()
 
-    def _play_card(self, seat: int, fail: bool) -> None:
-        self._fails += fail
-        self._cards.append((self.quest, (seat,), (fail,)))
-        self.log.append((seat, "card", self.quest, fail))
-
-    def _quest_done(self) -> None:
-        q = self.quest
-        succeeded = self._fails < self._t.fails[q]
-        self.quests += ((self.team, self._fails, succeeded),)
-        self.history += 1
-        self.log.append((-1, "quest_result", q, self.team, self._fails, succeeded))
+    def _quest_done(self, fails: int) -> None:
+        t, q = self._t, self.quest
+        succeeded = fails < t.fails[q]
+        log = self.log
+        log.append((-1, "quest_result", q, self.team, fails, succeeded))
         if succeeded:
             self._wins += 1
+            if self._wins == 3:
+                if self.assassin is None:
+                    self._finish("good", "three_successes_no_assassin")
+                else:
+                    self.phase, self.actor = "assassination", self.assassin
+                    log.append((-1, "assassination_start", self.assassin))
+                return
         else:
             self._losses += 1
-        if self._losses == 3:
-            self._finish("evil", "three_fails")
-        elif self._wins == 3:
-            if self.assassin is None:
-                self._finish("good", "three_successes_no_assassin")
-            else:
-                self.phase, self.actor = "assassination", self.assassin
-                self.log.append((-1, "assassination_start", self.assassin))
-        elif self.lady is not None and 1 <= q <= 3:
+            if self._losses == 3:
+                self._finish("evil", "three_fails")
+                return
+        if self.lady is not None and 1 <= q <= 3:
             # Official: after quests 2, 3 and 4 the holder examines a player, before the next team.
             self.phase, self.actor, self.team = "lady", self.lady, ()
-        else:
-            self.quest = q + 1
-            self._start_proposal()
+            return
+        self.quest = q + 1
+        self._start_proposal()
 
     def _approved(self) -> None:
         self.rejections = 0
         self.leader = (self.leader + 1) % self.n
         self.phase = "quest"
         self._fails = 0
-        self.actor, *self._queue = self.team
+        self.actor = self.team[0]
+        self._order, self._next = self.team, 1
 
     # -- views ----------------------------------------------------------------------------
     def view(self, seat: int, *, simultaneous: bool = False) -> SeatView:
         """The information set of ``seat`` (safe to hand to that seat's player); ``simultaneous``:
         its legal actions as one of the seats in :meth:`pending` (parallel view)."""
+        r = self.records
         return SeatView(
             seat=seat,
             role=self.roles[seat],
@@ -525,9 +555,9 @@ class AvalonGame:
             quest=self.quest,
             rejections=self.rejections,
             team=self.team,
-            proposals=self.proposals,
-            quests=self.quests,
-            my_cards=self.my_cards(seat),
+            proposals=r.proposals,
+            quests=r.quests,
+            my_cards=r.my_cards(seat),
             legal=self.legal_codes(seat, simultaneous=simultaneous),
             lady=self.lady,
             lady_holders=self.lady_holders,
@@ -546,8 +576,86 @@ class AvalonGame:
         }
 
 
+class GameRecords:
+    """What readers derive from one game's log, brought up to date with only the entries added since
+    the last read (the engine itself only appends to the log).
+
+    ``proposals`` and ``quests`` are tuples (views share them without copying; appending rebuilds
+    them, at most 25 and 5 times a game); ``history`` counts public-history entries (a resolved
+    proposal, a quest, the Lady, the end); ``cards`` holds each seat's own cards ``(quest, fail)``.
+    For transcripts: ``public_idx`` (log indices of the public entries), ``private`` (per seat, the
+    log indices of the entries only that seat reads), ``public_text`` (the public entries rendered,
+    filled on demand), ``rendered`` (per seat: how far its lines are built, and the lines),
+    ``bodies`` (per seat: its lines joined into one text). ``cache`` belongs to the observation
+    builders.
+    """
+
+    __slots__ = (
+        "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "n_cards", "public_idx",
+        "private", "public_text", "rendered", "bodies", "cache",
+    )  # fmt: skip
+
+    def __init__(self, n: int):
+        self.synced = 0
+        self.quest = self.leader = 0
+        self.team: tuple[int, ...] = ()
+        self.proposals: tuple = ()
+        self.quests: tuple = ()
+        self.history = 0
+        self.cards: list[tuple[tuple[int, bool], ...]] = [()] * n
+        self.n_cards = 0
+        self.public_idx: list[int] = []
+        self.private: list[list[int]] = [[] for _ in range(n)]
+        self.public_text: list[str] = []
+        self.rendered: dict[int, tuple[int, int, list[str]]] = {}
+        self.bodies: dict[int, tuple[int, str]] = {}  # per seat: lines joined so far, their text
+        self.cache: dict[str, Any] = {}
+
+    def sync(self, log: list[tuple]) -> None:
+        for i in range(self.synced, len(log)):
+            e = log[i]
+            scope, kind = e[0], e[1]
+            if scope == -1:
+                self.public_idx.append(i)
+                if kind == "round":
+                    self.quest, self.leader = e[2], e[4]
+                elif kind == "proposal":
+                    self.team = e[3]
+                elif kind == "vote_result":
+                    self.proposals += ((self.quest, self.leader, self.team, e[2], e[3]),)
+                    self.history += 1
+                elif kind == "quest_result":
+                    self.quests += (e[3:],)
+                    self.history += 1
+                elif kind == "lady" or kind == "end":
+                    self.history += 1
+            elif scope >= 0:
+                self.private[scope].append(i)
+                if kind == "card":
+                    self.cards[scope] += ((e[2], e[3]),)
+                    self.n_cards += 1
+            elif kind == "my_votes":  # one entry for every voter's own vote
+                for s in e[2]:
+                    self.private[s].append(i)
+            else:  # "my_cards": every quest member's own card
+                q = e[2]
+                for s, fail in zip(e[3], e[4]):
+                    self.private[s].append(i)
+                    self.cards[s] += ((q, fail),)
+                self.n_cards += len(e[3])
+        self.synced = len(log)
+
+    def my_cards(self, seat: int) -> tuple[tuple[int, bool], ...]:
+        return self.cards[seat]
+
+
 # -- rendering of log entries (one function per kind: line text, public event data) ----------------
 def _votes_text(game: AvalonGame, votes, approved) -> str:
+    return _votes_line(votes, approved)
+
+
+@lru_cache(maxsize=8192)  # vote rounds repeat (2**n outcomes at n players)
+def _votes_line(votes, approved) -> str:
     if votes is None:
         return "Fifth proposal of the round: the team is approved without a vote."
     yes = sum(votes)
@@ -640,7 +748,14 @@ class _Tables:
             {code: tuple(i for i in range(n) if (code - 1) >> i & 1) for code in team_codes(n, k)}
             for k in self.sizes
         )
+        self.n = n
         self.vote_order = tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
+        self.speech_order = tuple(order * self.rounds for order in self.vote_order)
+        # The "round" record of each (quest, rejections so far, leader), shared by every game.
+        self.round_entry = tuple(
+            tuple(tuple((-1, "round", q, p, lead, self.sizes[q], self.fails[q]) for lead in range(n)) for p in range(5))
+            for q in range(5)
+        )
         # Per leader: vote codes in voting order -> (each voter's vote, votes by seat); filled lazily.
         self.vote_table: tuple[dict, ...] = tuple({} for _ in range(n))
         self.card_table: dict[tuple[int, ...], tuple[tuple[bool, ...], int]] = {}  # card codes -> (fails, count)
@@ -652,16 +767,21 @@ class _Tables:
         self.summary: str | None = None
         self.masks: dict[tuple[int, ...], Any] = {}
         self.instructions: dict[tuple, str] = {}
+        self.night_lines: dict[tuple, str] = {}
 
 
-    def votes_entry(self, leader: int, codes: tuple[int, ...]) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+    def votes_entry(self, leader: int, codes: tuple[int, ...]) -> tuple[tuple, tuple[bool, ...], bool]:
+        """A whole vote round led by ``leader``: its two records, the votes by seat, the outcome."""
         c = self.codec
         bad = [x for x in codes if x != c.APPROVE and x != c.REJECT]
         if bad:
             raise IllegalAction(f"play_votes takes APPROVE ({c.APPROVE}) or REJECT ({c.REJECT}) codes, got {bad!r}")
         mine = tuple(x == c.APPROVE for x in codes)
         k = len(codes) - leader  # voters start at the leader: rotate to seat order
-        return mine, mine[k:] + mine[:k]
+        votes = mine[k:] + mine[:k]
+        approved = 2 * votes.count(True) > self.n  # strict majority; a tie rejects
+        records = ((-2, "my_votes", self.vote_order[leader], mine), (-1, "vote_result", votes, approved))
+        return records, votes, approved
 
     def cards_entry(self, codes: tuple[int, ...]) -> tuple[tuple[bool, ...], int]:
         c = self.codec
@@ -675,6 +795,13 @@ class _Tables:
 @cache
 def _tables(config: AvalonConfig) -> _Tables:
     return _Tables(config)
+
+
+@cache
+def _speech_texts(n: int) -> dict[int, str]:
+    """What each speech act says aloud, by code."""
+    c = _codec(n)
+    return {code: c.speech_text(code) for code in range(c.PASS, c.LADY0)}
 
 
 @cache

@@ -223,6 +223,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         # needed there (they loop over every seat at every step otherwise).
         self._cumulative_rewards[agent] = 0.0
         self._steps += 1
+        phase = g.phase
+        if type(action) is int:  # a code: the engine checks it against the seat's legal set
+            try:
+                g.step(action)
+            except IllegalAction:  # nothing was played: the checks below say why, in this env's words
+                pass
+            else:
+                self._errors[agent] = ""
+                self._retries = 0
+                self._after_step(agent, phase)
+                return
         try:
             code, speech = self._decode(seat, action)
             self._errors[agent] = ""
@@ -245,9 +256,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._fallbacks[agent] += 1
             self._errors[agent] = ""
             self._retries = 0
-        phase = g.phase
         g.step(code, speech)
-        if g.done:
+        self._after_step(agent, phase)
+
+    def _after_step(self, agent: str, phase: str) -> None:
+        """Rewards, the next seat and the infos after ``agent`` moved the game on from ``phase``."""
+        g = self.game
+        if g.phase == "end":
             for a in self.agents:
                 good = g.roles[self._seat[a]] in GOOD_ROLES
                 self.rewards[a] = 1.0 if (g.winner == "good") == good else -1.0
@@ -256,8 +271,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._accumulate_rewards()
             self._deads_step_first()
             return
-        self.agent_selection = self.possible_agents[g.actor]
-        self._update_infos(None if g.phase != phase else (agent, self.agent_selection))
+        self.agent_selection = nxt = self.possible_agents[g.actor]
+        self._update_infos((agent, nxt))
+        if g.phase != phase:
+            # Every other seat was idle before this step and still is: its info differs from the one
+            # it has only in the phase (a fresh dict all the same).
+            infos, text = self.infos, self.variant == "text"
+            for a in self.agents:
+                if a != agent and a != nxt:
+                    info = infos[a].copy()
+                    info["phase"] = g.phase
+                    if text:
+                        info["legal_actions"] = []
+                    infos[a] = info
         if self.max_cycles is not None:
             self._check_truncation()
             if self.truncations[agent]:
@@ -272,24 +298,26 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         """Rebuild the infos of ``agents`` (default: every seat). Within a phase only the seat that
         acted and the next actor can change; the other seats keep their dict, which is still exact."""
         g = self.game
-        phase, actor, done = g.phase, g.actor, g.phase == "end"
+        phase, actor, done, text = g.phase, g.actor, g.phase == "end", self.variant == "text"
+        roles, is_evil, seat_of = g.roles, g.is_evil, self._seat
+        invalid, fallbacks, errors, infos = self._invalid, self._fallbacks, self._errors, self.infos
         for a in self.agents if agents is None else agents:
-            seat = self._seat[a]
+            seat = seat_of[a]
             acting = actor == seat
             info = {
                 "phase": phase,
                 "acting": acting,
-                "role": g.roles[seat],
-                "side": "evil" if g.is_evil[seat] else "good",
-                "invalid_actions": self._invalid[a],
-                "fallback_actions": self._fallbacks[a],
-                "error": self._errors[a],
+                "role": roles[seat],
+                "side": "evil" if is_evil[seat] else "good",
+                "invalid_actions": invalid[a],
+                "fallback_actions": fallbacks[a],
+                "error": errors[a],
             }
-            if self.variant == "text":
+            if text:
                 info["legal_actions"] = legal_action_texts(g, seat) if acting else []
             if done:
-                info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
-            self.infos[a] = info
+                info.update(winner=g.winner, end_reason=g.end_reason, roles=list(roles))
+            infos[a] = info
 
     # -- rendering --------------------------------------------------------------------------
     def render(self) -> str | None:

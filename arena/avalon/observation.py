@@ -68,6 +68,11 @@ class FeatureLayout:
             pos += size
         self.size = pos
         self.start = {name: off for name, (off, _) in self.offsets.items()}
+        # The blocks written at every observation, as plain ints (read on the hot path).
+        self.seat_block = self.start["phase"]  # seat .. merlin_candidates: what the seat knows from the deal on
+        self.phase, self.acting, self.quest = self.start["phase"], self.start["acting"], self.start["quest"]
+        self.rejections, self.leader, self.team = self.start["rejections"], self.start["leader"], self.start["team"]
+        self.my_cards = self.start["my_cards"]
 
 
 @cache
@@ -108,61 +113,75 @@ def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool,
     return on, values
 
 
-def _seat_base(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
-    """Public history plus what ``seat`` knows from the deal on (seat, role, side, night knowledge,
-    the Lady's answers). Kept per seat and brought up to date with only the history added since the
-    last observation (a proposal, a quest result), not rebuilt."""
-    cache = game.feature_cache
-    if cache is None:
-        o = L.start
-        public = np.zeros(L.size, dtype=np.float32)
-        public[[o["quest_status"] + 3 * q for q in range(5)]] = 1.0  # every quest pending
-        cache = game.feature_cache = [-1, (0, 0, False, 0), public, {}]
-    if cache[0] != game.history:
-        counts = (len(game.proposals), len(game.quests), game.phase == "end", len(game.lady_holders))
-        on, values = _history_on(game, L, cache[1])
-        lady_changed = cache[1][3] != counts[3]
-        for x in (cache[2], *cache[3].values()):
-            x[on] = 1.0
-            for i, v in values:
-                x[i] = v
-        if lady_changed:  # the new holder's own answers arrive with her
-            cache[3].clear()
-        cache[0], cache[1] = game.history, counts
-    x = cache[3].get(seat)
-    if x is None:
-        o, k = L.start, game.knowledge[seat]
-        x = cache[2].copy()
-        on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
-        if game.is_evil[seat]:
-            on.append(o["evil"])
-        on += [o["known_evil"] + j for j in k.evil]
-        on += [o["known_good"] + j for j in k.good]
-        on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
-        for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
-            on.append((o["known_evil"] if evil else o["known_good"]) + target)
-        x[on] = 1.0
-        cache[3][seat] = x
-    return x
+class _FeatureState:
+    """One game's feature caches: the public-history vector, brought up to date with only the history
+    added since (a proposal, a quest result, the Lady, the end), and each seat's block of what it
+    knows from the deal on (seat, role, side, night knowledge, the Lady's answers)."""
+
+    __slots__ = ("history", "counts", "public", "seat_blocks")
+
+    def __init__(self, L: FeatureLayout):
+        self.history = -1
+        self.counts = (0, 0, False, 0)
+        self.public = np.zeros(L.size, dtype=np.float32)
+        for q in range(5):  # every quest pending
+            self.public[L.start["quest_status"] + 3 * q] = 1.0
+        self.seat_blocks: dict[int, np.ndarray] = {}
+
+
+def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
+    o, k = L.start, game.knowledge[seat]
+    on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
+    if game.is_evil[seat]:
+        on.append(o["evil"])
+    on += [o["known_evil"] + j for j in k.evil]
+    on += [o["known_good"] + j for j in k.good]
+    on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
+    for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
+        on.append((o["known_evil"] if evil else o["known_good"]) + target)
+    block = np.zeros(L.seat_block, dtype=np.float32)
+    block[on] = 1.0
+    return block
 
 
 def features(game: AvalonGame, seat: int) -> np.ndarray:
     """The feature vector of ``seat`` (values in [0, 1]); a fresh array the caller may keep."""
     L = _layout(game.n)
-    o = L.start
-    x = _seat_base(game, seat, L).copy()
-    # The few entries that change at every step, set one by one (cheaper than a fancy index here).
-    x[o["phase"] + _PHASE_INDEX[game.phase]] = 1.0
-    x[o["quest"] + min(game.quest, 4)] = 1.0
-    x[o["rejections"] + min(game.rejections, 4)] = 1.0
-    x[o["leader"] + game.leader] = 1.0
+    records = game.records
+    st = records.cache.get("features")
+    if st is None:
+        st = records.cache["features"] = _FeatureState(L)
+    if st.history != records.history:
+        counts = (len(records.proposals), len(records.quests), game.phase == "end", len(game.lady_holders))
+        on, values = _history_on(game, L, st.counts)
+        public = st.public
+        for i in on:  # a few entries: one by one is cheaper than a fancy index
+            public[i] = 1.0
+        for i, v in values:
+            public[i] = v
+        if st.counts[3] != counts[3]:  # the new Lady holder's answers arrive with her
+            st.seat_blocks.clear()
+        st.history, st.counts = records.history, counts
+    block = st.seat_blocks.get(seat)
+    if block is None:
+        block = st.seat_blocks[seat] = _seat_block(game, seat, L)
+    x = st.public.copy()
+    x[: L.seat_block] = block
+    # The entries that change at every step.
+    x[L.phase + _PHASE_INDEX[game.phase]] = 1.0
+    q, rejections = game.quest, game.rejections
+    x[L.quest + (q if q < 4 else 4)] = 1.0
+    x[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
+    x[L.leader + game.leader] = 1.0
     if game.actor == seat:
-        x[o["acting"]] = 1.0
+        x[L.acting] = 1.0
+    team = L.team
     for j in game.team:
-        x[o["team"] + j] = 1.0
-    for q, seats, fails in game._cards:
-        if seat in seats:
-            x[o["my_cards"] + 2 * q + fails[seats.index(seat)]] = 1.0
+        x[team + j] = 1.0
+    if records.n_cards:
+        cards = L.my_cards
+        for q, fail in records.cards[seat]:
+            x[cards + 2 * q + fail] = 1.0
     return x
 
 
@@ -326,7 +345,7 @@ def _seat_body(game: AvalonGame, seat: int) -> str:
     """The seat's transcript joined into one string, extended incrementally (one join per new line
     instead of one join of the whole game per observation)."""
     lines = game.seat_lines(seat)
-    cache = game.body_cache
+    cache = game.records.bodies
     count, body = cache.get(seat, (0, ""))
     if count < len(lines):
         new = "\n".join(lines[count:])

@@ -151,6 +151,9 @@ class AvalonConfig:
             )
         # Configs key the engine's per-deal caches: hash the fields once, not at every lookup.
         object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+        # The engine's per-deal tables for these rules (roles -> tables), kept on the object itself
+        # so a new game looks its deal up without hashing or comparing the config.
+        object.__setattr__(self, "_deals", {})
 
     def __hash__(self) -> int:
         return self._hash

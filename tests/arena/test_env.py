@@ -216,11 +216,12 @@ def test_incremental_features_equal_a_fresh_computation(lady):
         while True:
             seats = [g.actor, (g.actor + 1) % g.n] if g.actor >= 0 else [0, 3]
             kept = [features(g, s) for s in seats]
-            saved, g.feature_cache = g.feature_cache, None  # rebuild from the whole history...
+            saved = g.records.cache.pop("features")  # rebuild from the whole history...
+            assert saved.history == g.records.history  # (the kept vectors were up to date)
             for s, x in zip(seats, kept, strict=True):
                 assert np.array_equal(x, features(g, s)), (seed, g.steps, s)
                 compared += 1
-            g.feature_cache = saved  # ...then go on with the incremental state
+            g.records.cache["features"] = saved  # ...then go on with the incremental state
             if g.done:
                 break
             legal = g.legal_codes(g.actor)

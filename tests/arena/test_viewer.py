@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -105,19 +106,46 @@ def test_replay_renders_in_headless_chromium(tmp_path):
         shutil.copy(shot, Path(keep) / shot.name)
 
 
+class _HeldRuleBot:
+    """A rule bot that holds the game at its first vote until released (so a page loaded in between
+    is certain to see the game in progress, however slow the machine)."""
+
+    needs_text = False
+
+    def __init__(self) -> None:
+        self.inner = make_player("rule")
+        self.name = "held-rule"
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def reset(self, seat: int, seed: int) -> None:
+        self.inner.reset(seat, seed)
+
+    def act(self, view, text=None):
+        if view.phase == "vote" and not self.release.is_set():
+            self.holding.set()
+            self.release.wait(timeout=GENEROUS_S)
+        return self.inner.act(view, text)
+
+
+GENEROUS_S = 120.0  # deadline for conditions a loaded machine may take long to reach
+
+
 @needs_chromium
 def test_live_page_follows_the_game(tmp_path):
-    import time
-
-    players = [make_player("rule") for _ in range(5)]
-    server, thread = serve_live(players, AvalonConfig(5), seed=3, delay=0.05)
+    held = _HeldRuleBot()
+    players = [held] + [make_player("rule") for _ in range(4)]
+    server, thread = serve_live(players, AvalonConfig(5), seed=3, delay=0.0)
     try:
-        while len(server.snapshot()["events"]) < 3:
-            time.sleep(0.01)
+        assert held.holding.wait(timeout=GENEROUS_S), "the live game never reached its first vote"
+        assert len(server.snapshot()["events"]) >= 3 and not server.snapshot()["done"]
         during = _chromium(server.url, tmp_path, budget_ms=200)
-        thread.join(timeout=60)
+        held.release.set()
+        thread.join(timeout=GENEROUS_S)
+        assert not thread.is_alive(), "the live game did not finish"
         after = _chromium(server.url, tmp_path)
     finally:
+        held.release.set()
         server.stop()
     assert _status(during).startswith("Live:") and "Hidden until the game ends." in during
     assert _status(after).startswith("Game over:") and "Hidden until the game ends." not in after

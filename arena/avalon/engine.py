@@ -209,7 +209,9 @@ class AvalonGame:
         """The transcript lines ``seat`` may read: its night knowledge, every public entry and its
         own hidden choices (rendered incrementally; ``-1`` is the spectator's view; the returned list
         is shared, do not modify)."""
-        r = self.records
+        r = self._read
+        if r is None or r.synced != len(self.log):
+            r = self.records
         state = r.rendered.get(seat)
         if state is None:
             pub_k, own_k, lines = 0, 0, [self._night_line(seat)]
@@ -219,15 +221,28 @@ class AvalonGame:
         if pub_k < len(pub) or own_k < len(own):
             texts = r.public_text
             log = self.log
+            memo = _LINES
             for i in pub[len(texts) :]:  # public entries: rendered once, shared by every seat
                 e = log[i]
-                texts.append(_RENDER[e[1]](self, *e[2:]))
+                line = memo.get(e)
+                if line is None:
+                    line = _RENDER[e[1]](self, *e[2:])
+                    if len(memo) < _LINES_MAX:
+                        memo[e] = line
+                texts.append(line)
             for i in own[own_k:]:  # the seat's own entries, each after the public ones before it
                 k = bisect_left(pub, i, pub_k)
                 lines += texts[pub_k:k]
                 pub_k = k
                 e = log[i]
-                line = _RENDER[e[1]](self, *e[2:]) if e[0] >= 0 else _RENDER[e[1]](self, seat, *e[2:])
+                if e[0] >= 0:
+                    line = memo.get(e)
+                    if line is None:
+                        line = _RENDER[e[1]](self, *e[2:])
+                        if len(memo) < _LINES_MAX:
+                            memo[e] = line
+                else:
+                    line = _RENDER[e[1]](self, seat, *e[2:])
                 if line:
                     lines.append(line)
             lines += texts[pub_k:]
@@ -650,6 +665,11 @@ class GameRecords:
 
 
 # -- rendering of log entries (one function per kind: line text, public event data) ----------------
+# Rendered lines by log entry: a line depends only on its entry, and entries repeat across games
+# (rounds, proposals, vote outcomes, own votes and cards), so most lines are formatted once.
+_LINES: dict[tuple, str] = {}
+_LINES_MAX = 65536
+
 def _votes_text(game: AvalonGame, votes, approved) -> str:
     return _votes_line(votes, approved)
 

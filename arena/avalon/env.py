@@ -157,6 +157,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._steps = 0
         self.agent_selection = self.possible_agents[self.game.actor]
         self.infos = {a: {} for a in self.agents}
+        g = self.game
+        self._seat_info = {a: (g.roles[s], "evil" if g.is_evil[s] else "good") for a, s in self._seat.items()}
         self._update_infos()
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -271,8 +273,34 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._accumulate_rewards()
             self._deads_step_first()
             return
-        self.agent_selection = nxt = self.possible_agents[g.actor]
-        self._update_infos((agent, nxt))
+        actor = g.actor
+        self.agent_selection = nxt = self.possible_agents[actor]
+        if self.variant == "discrete":
+            # The same dicts as ``_update_infos((agent, nxt))`` builds, written out for the two seats.
+            new_phase, seat_info, infos = g.phase, self._seat_info, self.infos
+            role, side = seat_info[agent]
+            infos[agent] = {
+                "phase": new_phase,
+                "acting": agent == nxt,
+                "role": role,
+                "side": side,
+                "invalid_actions": self._invalid[agent],
+                "fallback_actions": self._fallbacks[agent],
+                "error": self._errors[agent],
+            }
+            if nxt != agent:
+                role, side = seat_info[nxt]
+                infos[nxt] = {
+                    "phase": new_phase,
+                    "acting": True,
+                    "role": role,
+                    "side": side,
+                    "invalid_actions": self._invalid[nxt],
+                    "fallback_actions": self._fallbacks[nxt],
+                    "error": self._errors[nxt],
+                }
+        else:
+            self._update_infos((agent, nxt))
         if g.phase != phase:
             # Every other seat was idle before this step and still is: its info differs from the one
             # it has only in the phase (a fresh dict all the same).

@@ -118,9 +118,10 @@ class _FeatureState:
     added since (a proposal, a quest result, the Lady, the end), and each seat's block of what it
     knows from the deal on (seat, role, side, night knowledge, the Lady's answers)."""
 
-    __slots__ = ("history", "counts", "public", "seat_blocks")
+    __slots__ = ("layout", "history", "counts", "public", "seat_blocks")
 
     def __init__(self, L: FeatureLayout):
+        self.layout = L
         self.history = -1
         self.counts = (0, 0, False, 0)
         self.public = np.zeros(L.size, dtype=np.float32)
@@ -146,11 +147,13 @@ def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
 
 def features(game: AvalonGame, seat: int) -> np.ndarray:
     """The feature vector of ``seat`` (values in [0, 1]); a fresh array the caller may keep."""
-    L = _layout(game.n)
-    records = game.records
+    records = game._read
+    if records is None or records.synced != len(game.log):
+        records = game.records
     st = records.cache.get("features")
     if st is None:
-        st = records.cache["features"] = _FeatureState(L)
+        st = records.cache["features"] = _FeatureState(_layout(game.n))
+    L = st.layout
     if st.history != records.history:
         counts = (len(records.proposals), len(records.quests), game.phase == "end", len(game.lady_holders))
         on, values = _history_on(game, L, st.counts)
@@ -345,7 +348,7 @@ def _seat_body(game: AvalonGame, seat: int) -> str:
     """The seat's transcript joined into one string, extended incrementally (one join per new line
     instead of one join of the whole game per observation)."""
     lines = game.seat_lines(seat)
-    cache = game.records.bodies
+    cache = game._read.bodies  # brought up to date by seat_lines
     count, body = cache.get(seat, (0, ""))
     if count < len(lines):
         new = "\n".join(lines[count:])

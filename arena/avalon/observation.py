@@ -87,20 +87,26 @@ def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool,
     n_prop, n_quest, ended, _ = since
     on: list[int] = []
     values: list[tuple[int, float]] = []
-    for q in range(n_quest, len(game.quests)):
-        team, fails, ok = game.quests[q]
-        on.append(o["quest_status"] + 3 * q + (1 if ok else 2))
-        values.append((o["quest_status"] + 3 * q, 0.0))  # no longer pending
+    records = game.records
+    quests, proposals = records.quests, records.proposals
+    for q in range(n_quest, len(quests)):
+        team, fails, ok = quests[q]
+        status = o["quest_status"] + 3 * q
+        on.append(status + (1 if ok else 2))
+        values.append((status, 0.0))  # no longer pending
         values.append((o["quest_fails"] + q, fails / len(team)))
-        on += [o["quest_teams"] + q * n + j for j in team]
+        base = o["quest_teams"] + q * n
+        on += [base + j for j in team]
     width = 3 * n + 2
-    for i in range(n_prop, min(len(game.proposals), MAX_PROPOSALS)):
-        _, leader, team, votes, approved = game.proposals[i]
+    for i in range(n_prop, min(len(proposals), MAX_PROPOSALS)):
+        _, leader, team, votes, approved = proposals[i]
         base = o["proposals"] + i * width
         on.append(base + leader)
-        on += [base + n + j for j in team]
+        members = base + n
+        on += [members + j for j in team]
         if votes is not None:
-            on += [base + 2 * n + j for j, v in enumerate(votes) if v]
+            voters = base + 2 * n
+            on += [voters + j for j, v in enumerate(votes) if v]
         on.append(base + 3 * n)
         if approved:
             on.append(base + 3 * n + 1)
@@ -118,7 +124,7 @@ class _FeatureState:
     added since (a proposal, a quest result, the Lady, the end), and each seat's block of what it
     knows from the deal on (seat, role, side, night knowledge, the Lady's answers)."""
 
-    __slots__ = ("layout", "history", "counts", "public", "seat_blocks")
+    __slots__ = ("layout", "history", "counts", "public", "seat_blocks", "moment", "moment_key")
 
     def __init__(self, L: FeatureLayout):
         self.layout = L
@@ -128,6 +134,8 @@ class _FeatureState:
         for q in range(5):  # every quest pending
             self.public[L.start["quest_status"] + 3 * q] = 1.0
         self.seat_blocks: dict[int, np.ndarray] = {}
+        self.moment: np.ndarray | None = None  # the history plus this moment's public state
+        self.moment_key: tuple = ()
 
 
 def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
@@ -168,19 +176,24 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     block = st.seat_blocks.get(seat)
     if block is None:
         block = st.seat_blocks[seat] = _seat_block(game, seat, L)
-    x = st.public.copy()
+    # The public state of this moment (phase, quest, rejections, leader, team) is the same for every
+    # seat that acts in it (a vote round, a quest): written into a copy of the history once.
+    phase, q, rejections, leader, team = game.phase, game.quest, game.rejections, game.leader, game.team
+    moment = st.moment
+    if moment is None or st.moment_key != (records.history, phase, q, rejections, leader, team):
+        moment = st.moment = st.public.copy()
+        st.moment_key = (records.history, phase, q, rejections, leader, team)
+        moment[L.phase + _PHASE_INDEX[phase]] = 1.0
+        moment[L.quest + (q if q < 4 else 4)] = 1.0
+        moment[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
+        moment[L.leader + leader] = 1.0
+        base = L.team
+        for j in team:
+            moment[base + j] = 1.0
+    x = moment.copy()
     x[: L.seat_block] = block
-    # The entries that change at every step.
-    x[L.phase + _PHASE_INDEX[game.phase]] = 1.0
-    q, rejections = game.quest, game.rejections
-    x[L.quest + (q if q < 4 else 4)] = 1.0
-    x[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
-    x[L.leader + game.leader] = 1.0
     if game.actor == seat:
         x[L.acting] = 1.0
-    team = L.team
-    for j in game.team:
-        x[team + j] = 1.0
     if records.n_cards:
         cards = L.my_cards
         for q, fail in records.cards[seat]:

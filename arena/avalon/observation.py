@@ -362,11 +362,15 @@ def _seat_body(game: AvalonGame, seat: int) -> str:
     instead of one join of the whole game per observation)."""
     lines = game.seat_lines(seat)
     cache = game._read.bodies  # brought up to date by seat_lines
-    count, body = cache.get(seat, (0, ""))
-    if count < len(lines):
-        new = "\n".join(lines[count:])
-        body = f"{body}\n{new}" if count else new
-        cache[seat] = (len(lines), body)
+    kept = cache.get(seat)
+    if kept is None:
+        body = "\n".join(lines)
+    else:
+        count, body = kept
+        if count == len(lines):
+            return body
+        body = body + "\n" + "\n".join(lines[count:])
+    cache[seat] = (len(lines), body)
     return body
 
 

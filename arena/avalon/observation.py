@@ -135,7 +135,7 @@ class _FeatureState:
             self.public[L.start["quest_status"] + 3 * q] = 1.0
         self.seat_blocks: dict[int, np.ndarray] = {}
         self.moment: np.ndarray | None = None  # the history plus this moment's public state
-        self.moment_key: tuple = ()
+        self.moment_key = -1  # the count of public log entries the moment was written at
 
 
 def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
@@ -177,18 +177,19 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     if block is None:
         block = st.seat_blocks[seat] = _seat_block(game, seat, L)
     # The public state of this moment (phase, quest, rejections, leader, team) is the same for every
-    # seat that acts in it (a vote round, a quest): written into a copy of the history once.
-    phase, q, rejections, leader, team = game.phase, game.quest, game.rejections, game.leader, game.team
+    # seat that acts in it (a vote round, a quest): written into a copy of the history once. The engine
+    # logs a public entry whenever any of it (or the history) changes, so their count keys the moment.
     moment = st.moment
-    if moment is None or st.moment_key != (records.history, phase, q, rejections, leader, team):
+    if moment is None or st.moment_key != len(records.public_idx):
+        phase, q, rejections, leader = game.phase, game.quest, game.rejections, game.leader
         moment = st.moment = st.public.copy()
-        st.moment_key = (records.history, phase, q, rejections, leader, team)
+        st.moment_key = len(records.public_idx)
         moment[L.phase + _PHASE_INDEX[phase]] = 1.0
         moment[L.quest + (q if q < 4 else 4)] = 1.0
         moment[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
         moment[L.leader + leader] = 1.0
         base = L.team
-        for j in team:
+        for j in game.team:
             moment[base + j] = 1.0
     x = moment.copy()
     x[: L.seat_block] = block

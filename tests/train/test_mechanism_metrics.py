@@ -199,17 +199,22 @@ def _attribution_layer(env):
     return env
 
 
-def test_rule_attributor_agreement_with_the_oracle(tmp_path):
-    from wrappers.attribution import RuleAttributor, evaluate_attributor
-
-    run = _run(tmp_path, "--wrappers", "attribution", "--attributor", "rules", "--attribution_alpha", "0.2",
-               "--max_steps", "1")
+def _train_one_step(run):
+    """Train ``run`` (one logged step) on its own mechanisms; returns the trainer and that step's log."""
     built = build_training_environment(run.train, run.mechanisms)
     model, tok = tiny_policy()
     trainer = EvolverGRPOTrainer(model, run.train, built.env_factory, tasks=built.train_tasks, hooks=built.hooks,
                                  processing_class=tok)
     trainer.train()
     (log,) = _logs(trainer)
+    return trainer, log
+
+
+def test_rule_attributor_agreement_with_the_oracle(tmp_path):
+    from wrappers.attribution import RuleAttributor, evaluate_attributor
+
+    trainer, log = _train_one_step(_run(tmp_path, "--wrappers", "attribution", "--attributor", "rules",
+                                        "--attribution_alpha", "0.2", "--max_steps", "1"))
     # Each environment played one episode, ended by the game itself (max_turns = its 4 steps).
     trajectories = [_attribution_layer(env).last_trajectory for env in trainer.env_pool.envs]
     assert len(trajectories) == 8 and all(t is not None for t in trajectories)
@@ -221,13 +226,7 @@ def test_rule_attributor_agreement_with_the_oracle(tmp_path):
 
 
 def test_the_oracle_attributor_is_not_compared_with_itself(tmp_path):
-    run = _run(tmp_path, "--wrappers", "attribution", "--attributor", "oracle", "--max_steps", "1")
-    built = build_training_environment(run.train, run.mechanisms)
-    model, tok = tiny_policy()
-    trainer = EvolverGRPOTrainer(model, run.train, built.env_factory, tasks=built.train_tasks, hooks=built.hooks,
-                                 processing_class=tok)
-    trainer.train()
-    (log,) = _logs(trainer)
+    _, log = _train_one_step(_run(tmp_path, "--wrappers", "attribution", "--attributor", "oracle", "--max_steps", "1"))
     assert log["attr/labelled_rate"] == 1.0 and "attr/oracle_agreement" not in log
 
 

@@ -95,6 +95,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
     p.add_argument("--seed", type=int, default=0, help="SFT seed (demonstrations, init, batches)")
+    p.add_argument("--relabel-ids", default="", help="SFTConfig.relabel_ids (WebShop: 'b0([a-z0-9]{8})'; empty: off)")
     p.add_argument("--checkpoint", default=None, help="evaluate this checkpoint instead of training one")
     p.add_argument("--num-products", type=int, default=600)
     p.add_argument("--split-scheme", default="product")
@@ -129,7 +130,7 @@ def main() -> None:
                            num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
                            max_steps=args.steps, max_minutes=0, observation_shaping=SHAPING,
                            max_observation_tokens=ROLLOUT["max_observation_tokens"], seed=args.seed,
-                           num_threads=args.num_threads, log_every=100)
+                           num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100)
         start = time.monotonic()
         checkpoint = str(train_sft(config))
         record["sft"] = {"steps": args.steps, "seed": args.seed, "seconds": round(time.monotonic() - start, 1)}

@@ -31,7 +31,10 @@ def test_quickstart_config_parses_into_the_overall_mode_with_a_warm_start(tmp_pa
     # budgeted in steps: the result must not depend on the machine's load (only a warning does)
     assert config.max_train_minutes == 0 and config.expected_train_minutes > 0
     assert config.lr_scheduler_type == "constant"
-    assert config.env_kwargs["num_products"] == 200 and config.observation_shaping[0] == "drop_repeated_instruction"
+    assert config.env_kwargs["num_products"] == 600 and config.observation_shaping[0] == "drop_repeated_instruction"
+    # the honest setting: clean demonstrations, and no dev product in any train goal (issue 14)
+    assert config.sft["imperfect_share"] == 0.0 and config.env_kwargs["split_scheme"] == "product"
+    assert config.evolver_eval_episodes == len(gym.make(config.env_id, **config.env_kwargs).unwrapped.tasks("dev"))
 
 
 def test_quickstart_rejects_an_unknown_observation_shaper():
@@ -82,7 +85,7 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
                    "--max_turns", "3", "--max_episode_tokens", "200", "--max_turn_tokens", "12"])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "sft: 2 steps" in printed and "success rate: before RL" in printed and "num_products=200" in printed
+    assert "sft: 2 steps" in printed and "success rate: before RL" in printed and "num_products=600" in printed
     assert (out / "sft" / "tokenizer.json").exists() and (out / "sft" / "model.safetensors").exists()
     assert (out / "model.safetensors").exists() and (out / "tokenizer.json").exists()
     events = list((out / "runs").rglob("events.out.tfevents.*"))

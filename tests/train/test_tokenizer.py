@@ -51,7 +51,7 @@ def test_spell_ids_false_keeps_one_token_per_product_id_for_recipes_measured_wit
     assert spelled.unk_token not in spelled.convert_ids_to_tokens(spelled("click[b0aq7zz1xy]")["input_ids"])
 
 
-def test_the_quickstart_keeps_the_tokenizer_it_was_measured_with():
+def test_the_quickstarts_spell_product_ids_to_reach_held_out_products():
     from pathlib import Path
 
     from evolver_train.train_cli import parse_config
@@ -61,4 +61,4 @@ def test_the_quickstart_keeps_the_tokenizer_it_was_measured_with():
 
     quickstart = parse_config(["--config", str(root / "configs" / "quickstart.yaml")]).train.sft
     product = parse_config(["--config", str(root / "configs" / "quickstart_product.yaml")]).train.sft
-    assert SFTConfig(**quickstart).spell_ids is False and SFTConfig(**product).spell_ids is True
+    assert SFTConfig(**quickstart).spell_ids is True and SFTConfig(**product).spell_ids is True

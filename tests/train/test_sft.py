@@ -7,7 +7,8 @@ import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
 from evolver_train.envs import shape_environment
-from evolver_train.sft import SFTConfig, add_experience_context, collect_demonstrations, train_sft
+from evolver_train.errors import ConfigError
+from evolver_train.sft import IdRelabeller, SFTConfig, add_experience_context, collect_demonstrations, train_sft
 from wrappers.navigation import EXP_CLOSE, EXP_OPEN
 
 ENV_KWARGS = {"num_products": 200, "max_steps": 8, "goals": "synthetic"}
@@ -91,3 +92,52 @@ def test_lora_warm_start_trains_only_the_adapted_modules_and_saves_a_merged_chec
     assert init.state_dict().keys() == merged.state_dict().keys()
     with pytest.raises(ValueError, match="lora_r must be an int >= 0, got -1"):
         SFTConfig(lora_r=-1)
+
+
+WEBSHOP_ID = r"b0([a-z0-9]{8})"
+
+
+def _ids(trajectory) -> list[str]:
+    import re
+
+    text = " ".join(s.observation + " " + s.action for s in trajectory.steps)
+    return sorted({m.lower() for m in re.findall(r"\bb0[a-z0-9]{8}\b", text, flags=re.IGNORECASE)})
+
+
+def test_relabel_ids_gives_every_id_one_fresh_value_per_demonstration(demonstrations):
+    import re
+
+    import numpy as np
+
+    relabeller = IdRelabeller.from_demonstrations(WEBSHOP_ID, demonstrations)
+    demo = next(d for d in demonstrations if any(s.action.startswith("click[b0") for s in d.steps))
+    new = relabeller.relabel(demo, np.random.default_rng(0))
+    old_ids, new_ids = _ids(demo), _ids(new)
+    assert len(new_ids) == len(old_ids) > 1 and not set(new_ids) & set(old_ids)  # one new value per id
+    mask = re.compile(WEBSHOP_ID, re.IGNORECASE)
+    for before, after in zip(demo.steps, new.steps):  # only the ids changed, and their length did not
+        assert mask.sub("ID", before.observation) == mask.sub("ID", after.observation)
+        assert mask.sub("ID", before.action) == mask.sub("ID", after.action)
+        assert len(after.observation) == len(before.observation)
+    # the clicked id is still on the page it was clicked from (in the page's upper case): it can be copied
+    clicks = [step for step in new.steps if step.action.startswith("click[b0")]
+    assert clicks and all(step.action[6:16].upper() in step.observation for step in clicks)
+    again = relabeller.relabel(demo, np.random.default_rng(1))
+    assert _ids(again) != new_ids  # fresh values every time a demonstration is batched
+    assert _ids(relabeller.relabel(demo, np.random.default_rng(0))) == new_ids  # seeded
+    assert demo.steps[0].observation == demonstrations[demonstrations.index(demo)].steps[0].observation
+
+
+def test_warm_start_with_relabelled_ids_trains_and_bad_patterns_are_refused(tmp_path, demonstrations):
+    common = dict(env_kwargs=ENV_KWARGS, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  observation_shaping=["drop_repeated_instruction"], batch_size=8, max_steps=2)
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "r"), relabel_ids=WEBSHOP_ID, **common),
+                    demonstrations=list(demonstrations))
+    assert (out / "model.safetensors").exists()
+    assert '"relabel_ids": "b0([a-z0-9]{8})"' in (out / "sft_config.json").read_text()
+    with pytest.raises(ConfigError, match=r"relabel_ids is not a regular expression .*got 'b0\(\['"):
+        SFTConfig(relabel_ids="b0([")
+    with pytest.raises(ValueError, match="relabel_ids 'zz9q' matches no id"):
+        train_sft(SFTConfig(output_dir=str(tmp_path / "none"), relabel_ids="zz9q", **common),
+                  demonstrations=list(demonstrations))
+    assert not (tmp_path / "none").exists()  # refused before anything is written

@@ -188,3 +188,19 @@ def test_judge_proposer_and_summarizer_run_on_the_real_model_through_the_server(
     roles = [r["messages"][0]["content"][:40] for r in server.requests]
     assert len(server.requests) >= 3 and len(set(roles)) >= 3  # three different mechanisms asked
     assert all(isinstance(r, str) for r in replies) and any(r.strip() for r in replies)  # the model wrote them
+
+
+@pytest.mark.parametrize("recipe", ["configs/smollm2_webshop.yaml", "configs/smollm2_webshop_overall.yaml"])
+def test_recipe_turn_budget_fits_every_oracle_action(recipe, policy):
+    """A turn cut at max_turn_tokens is an invalid action: every reference action must fit, EOS included."""
+    from pathlib import Path
+
+    import gymnasium as gym
+    import yaml
+
+    _, tok = policy
+    config = yaml.safe_load((Path(__file__).resolve().parents[2] / recipe).read_text())
+    env = gym.make(config["env_id"], **config["env_kwargs"]).unwrapped
+    longest = max(len(tok(action, add_special_tokens=False)["input_ids"])
+                  for split in ("train", "dev") for task in env.tasks(split) for action in env.oracle(task))
+    assert longest + 1 <= config["max_turn_tokens"], (recipe, longest)

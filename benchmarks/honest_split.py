@@ -4,6 +4,7 @@ Usage:
     python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/sft750_s0
     python benchmarks/honest_split.py --checkpoint runs/honest/rl/checkpoint --out runs/honest/rl_eval
     python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
+    python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --copying 120   # what it copies
 
 Trains the quickstart's tiny policy (hidden 128, 2 layers, 4 heads, lr 3e-3, batch 16) on clean oracle
 demonstrations (``imperfect_share`` 0, no experience block) of the train goals of a 600-product shop
@@ -17,6 +18,10 @@ prints it.
 ``--coverage`` trains nothing: it builds the tiny policy's tokenizer for the shop, plays the oracle on
 ``--num-demonstrations`` train goals and on every dev goal, and counts the dev action tokens that no
 train demonstration contains (an untrained embedding the policy would have to produce), by action kind.
+
+``--copying N`` plays the first N dev goals with ``--checkpoint`` and counts what the policy copies
+from its context: searches that repeat the instruction (the oracle's query), and clicks on a product
+id that is on the page (a valid click) against all clicks on an id.
 """
 
 from __future__ import annotations
@@ -91,6 +96,40 @@ def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
             "most_common": examples.most_common(10)}
 
 
+def copying(checkpoint: str, n: int, kwargs: dict, seed: int) -> dict:
+    """Searches that repeat the instruction and id clicks that name an id on the page, over n dev goals."""
+    import gymnasium as gym
+
+    from evolver_train.envs import shape_environment
+    from evolver_train.evaluation import RolloutSettings, evaluate_policy
+    from evolver_train.policy import build_policy
+
+    counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0}
+
+    class Count(gym.Wrapper):
+        def reset(self, **kw):
+            obs, info = self.env.reset(**kw)
+            self.instruction = info["instruction"].lower()
+            return obs, info
+
+        def step(self, action):
+            out = self.env.step(action)
+            if action.startswith("search["):
+                counts["searches"] += 1
+                counts["searches_repeating_the_instruction"] += action[7:-1] == self.instruction
+            elif action.startswith("click[b0"):  # a product id, well formed or not
+                counts["id_clicks"] += 1
+                counts["id_clicks_on_the_page"] += bool(out[4].get("action_valid"))
+            return out
+
+    model, tokenizer = build_policy(checkpoint)
+    model.eval()
+    evaluate_policy(model, tokenizer, ENV_ID, split="dev", k=1, temperature=1.0, num_tasks=n, env_kwargs=kwargs,
+                    rollout=RolloutSettings(**ROLLOUT), seed=seed,
+                    env_factory=lambda: Count(shape_environment(gym.make(ENV_ID, **kwargs), SHAPING)))
+    return counts
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
@@ -104,11 +143,19 @@ def main() -> None:
     p.add_argument("--eval-seed", type=int, default=0, help="seed of the evaluation's episodes")
     p.add_argument("--num-threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     p.add_argument("--coverage", action="store_true", help="count unseen dev action tokens; train nothing")
+    p.add_argument("--copying", type=int, default=0, metavar="N",
+                   help="with --checkpoint: count what the policy copies on N dev goals; train nothing")
     p.add_argument("--out", default=None, help="folder of the checkpoint and report.json")
     args = p.parse_args()
     if args.coverage:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
         print(json.dumps(token_coverage(kwargs, args.num_demonstrations), indent=2))
+        return
+    if args.copying:
+        if not args.checkpoint:
+            p.error("--copying needs --checkpoint")
+        kwargs = env_kwargs(args.num_products, args.split_scheme)
+        print(json.dumps(copying(args.checkpoint, args.copying, kwargs, args.eval_seed), indent=2))
         return
     if not args.out:
         p.error("--out is required (unless --coverage)")

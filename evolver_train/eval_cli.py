@@ -150,6 +150,10 @@ def _validate(args: argparse.Namespace) -> None:
     # A hub name ("org/model") may be fetched; anything else must be a local folder.
     if checkpoint != "oracle" and not Path(checkpoint).exists() and not re.fullmatch(r"[\w.-]+/[\w.-]+", checkpoint):
         raise FileNotFoundError(f"--checkpoint {checkpoint!r}: no such checkpoint folder")
+    folder = Path(checkpoint).expanduser()
+    if folder.is_dir() and not any((folder / name).exists() for name in ("config.json", "adapter_config.json")):
+        raise FileNotFoundError(f"--checkpoint {checkpoint!r} holds no checkpoint (no config.json or "
+                                "adapter_config.json)")
     if args.out is not None and Path(args.out).is_dir():
         raise IsADirectoryError(f"--out {args.out!r} is a folder; give the report's file name")
 

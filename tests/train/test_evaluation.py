@@ -5,6 +5,7 @@ seat's win rate against rule bots."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -436,3 +437,22 @@ def test_arena_tiny_checkpoint_seat(tmp_path):
     assert a["games"] == 1 and a["unfinished"] == 0 and sum(s["games"] for s in a["by_side"].values()) == 1
     assert a["wins"] == sum(report["per_task"][0]["successes"])
     assert report["invalid_action_rate"] > 0  # an untrained seat mostly gets fallbacks played for it
+
+
+def test_eval_and_train_refuse_a_folder_that_holds_no_checkpoint(tmp_path, capsys):
+    """A run killed before it saved leaves its output folder: naming it is one clear line, not a tokenizer error."""
+    from evolver_train.train_cli import main as train_main
+
+    killed = tmp_path / "killed_run"
+    (killed / "runs").mkdir(parents=True)
+    assert evolver_main(["eval", "--checkpoint", str(killed), "--env", WEBSHOP, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{str(killed)!r} holds no checkpoint" in err
+    out = tmp_path / "out"
+    basic = Path(__file__).resolve().parents[2] / "configs" / "basic.yaml"
+    assert train_main(["--config", str(basic), "--model_name_or_path", str(killed),
+                       "--output_dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"evolver train: model_name_or_path: {str(killed)!r} holds no checkpoint " \
+                  "(no config.json or adapter_config.json)"
+    assert not out.exists()

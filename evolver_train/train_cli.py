@@ -18,7 +18,7 @@ Example::
 
     evolver train --config configs/basic.yaml --max_steps 20 --output_dir runs/basic
     evolver train --config configs/overall.yaml --model_name_or_path runs/sft
-    evolver train --config configs/quickstart.yaml      # SFT warm start + overall-mode GRPO, ~15 min on 2 CPUs
+    evolver train --config configs/quickstart.yaml      # SFT warm start + overall-mode GRPO, ~40 min on 2 CPUs
 """
 
 from __future__ import annotations

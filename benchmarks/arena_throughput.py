@@ -13,16 +13,28 @@ of this process (``time.process_time``: what one core delivers, less sensitive t
 shared machine).
 
 Usage: python benchmarks/arena_throughput.py [--games 300] [--players 5 10] [--repeats 3]
+
+Before/after in one run: ``--compare DIR`` names another checkout of the project (for instance
+``git worktree add /tmp/before <commit>``); the full loop (``aec``) of that checkout's ``arena`` and of
+this one then run in turns, each pass in a fresh process, and the ratio of games per CPU-second of
+each pair is printed (pairs taken close together see the same load on a shared machine):
+
+    python benchmarks/arena_throughput.py --players 5 --games 200 --compare /tmp/before --pairs 9
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -75,16 +87,78 @@ def aec_games(cfg: AvalonConfig, games: int) -> int:
     return games
 
 
+def _one_pass(players: int, rounds: int, games: int) -> None:
+    """One timed pass of the full loop, for ``--compare``: prints where ``arena`` came from and the rates."""
+    import arena
+
+    cfg = AvalonConfig(players, discussion_rounds=rounds)
+    aec_games(cfg, 20)  # warm caches
+    t, c = time.perf_counter(), time.process_time()
+    aec_games(cfg, games)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    print(json.dumps({"arena": arena.__file__, "games_per_s": games / wall, "games_per_cpu_s": games / cpu}))
+
+
+def _pass_in(checkout: Path, players: int, rounds: int, games: int) -> float:
+    """Games per CPU-second of one pass of the full loop with ``checkout``'s ``arena`` (a fresh process)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, __file__, "--one-pass", str(players), str(rounds), "--games", str(games)]
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out.splitlines()[-1])
+    if not Path(result["arena"]).resolve().is_relative_to(checkout.resolve()):
+        raise RuntimeError(f"the pass for {checkout} imported arena from {result['arena']}")
+    return result["games_per_cpu_s"]
+
+
+def compare(other: Path, players: list[int], games: int, pairs: int) -> None:
+    """The full loop of ``other``'s arena and of this checkout's, in turns; ratio per pair."""
+    this = Path(__file__).resolve().parent.parent
+    print(f"before: {other}\nafter:  {this}")
+    print(f"{'players':>7} {'discussion':>10} {'before, games/CPU-s':>20} {'after, games/CPU-s':>19} {'after/before':>24}")
+    for n in players:
+        for rounds in (1, 0):
+            before, after = [], []
+            for i in range(pairs):
+                # Alternate which side goes first, so a trend in the load favours neither.
+                sides = ((other, before), (this, after)) if i % 2 == 0 else ((this, after), (other, before))
+                for checkout, rates in sides:
+                    rates.append(_pass_in(checkout, n, rounds, games))
+            ratios = sorted(a / b for a, b in zip(after, before))
+            print(
+                f"{n:>7} {rounds:>10} {statistics.median(before):>20.0f} {statistics.median(after):>19.0f} "
+                f"{statistics.median(ratios):>10.3f}x ({ratios[0]:.3f}-{ratios[-1]:.3f})",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--players", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="DIR",
+        help="another checkout of the project: time the full loop of its arena and of this one in turns",
+    )
+    parser.add_argument("--pairs", type=int, default=9, help="passes of each side with --compare (median ratio)")
+    parser.add_argument("--one-pass", type=int, nargs=2, metavar=("PLAYERS", "ROUNDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_pass:
+        _one_pass(*args.one_pass, args.games)
+        return
     print(
         f"python {platform.python_version()}, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cpus visible, single process, load average {os.getloadavg()[0]:.1f}"
     )
+    if args.compare:
+        if not (args.compare / "arena" / "avalon").is_dir():
+            parser.error(f"--compare must name a checkout of the project (with arena/avalon), got {args.compare}")
+        if args.pairs < 1:
+            parser.error(f"--pairs must be >= 1, got {args.pairs}")
+        compare(args.compare, args.players, args.games, args.pairs)
+        return
     print(f"{'players':>7} {'discussion':>10} {'setup':<28} {'games/s':>9} {'games/CPU-s':>12}")
     for n in args.players:
         for rounds in (1, 0):

@@ -13,7 +13,6 @@ ever revealed as a count of Fail cards.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -166,8 +165,8 @@ class AvalonGame:
     def deal(cls, config: AvalonConfig, rng: np.random.Generator) -> AvalonGame:
         """Random roles and first leader from ``rng``."""
         roles = config.roles_in_play()
-        order = rng.permutation(config.num_players)
-        return cls(config, tuple(roles[i] for i in order), int(rng.integers(config.num_players)))
+        order = rng.permutation(config.num_players).tolist()  # plain ints index the tuple faster
+        return cls(config, tuple([roles[i] for i in order]), int(rng.integers(config.num_players)))
 
     # -- records (derived from the log on read) ------------------------------------------
     @property
@@ -207,49 +206,40 @@ class AvalonGame:
 
     def seat_lines(self, seat: int) -> list[str]:
         """The transcript lines ``seat`` may read: its night knowledge, every public entry and its
-        own hidden choices (rendered incrementally; ``-1`` is the spectator's view; the returned list
-        is shared, do not modify)."""
+        own hidden choices (``-1`` is the spectator's view; the returned list is shared, do not
+        modify). Every seat's lines are extended together, in one pass over the log entries added
+        since the last read: a public line is rendered once and appended to each seat's list."""
         r = self._read
-        if r is None or r.synced != len(self.log):
+        if r is None:
             r = self.records
-        state = r.rendered.get(seat)
-        if state is None:
-            pub_k, own_k, lines = 0, 0, [self._night_line(seat)]
-        else:
-            pub_k, own_k, lines = state
-        pub, own = r.public_idx, (r.private[seat] if seat >= 0 else ())
-        if pub_k < len(pub) or own_k < len(own):
-            texts = r.public_text
-            log = self.log
-            memo = _LINES
-            for i in pub[len(texts) :]:  # public entries: rendered once, shared by every seat
-                e = log[i]
-                line = memo.get(e)
-                if line is None:
-                    line = _RENDER[e[1]](self, *e[2:])
-                    if len(memo) < _LINES_MAX:
-                        memo[e] = line
-                texts.append(line)
-            for i in own[own_k:]:  # the seat's own entries, each after the public ones before it
-                k = bisect_left(pub, i, pub_k)
-                lines += texts[pub_k:k]
-                pub_k = k
-                e = log[i]
-                if e[0] >= 0:
-                    line = memo.get(e)
-                    if line is None:
-                        line = _RENDER[e[1]](self, *e[2:])
-                        if len(memo) < _LINES_MAX:
-                            memo[e] = line
-                else:
-                    line = _RENDER[e[1]](self, seat, *e[2:])
-                if line:
+        if r.rendered != len(self.log):
+            self._render_lines(r)
+        return r.lines[seat]
+
+    def _render_lines(self, r: GameRecords) -> None:
+        log, memo, by_seat = self.log, _LINES, r.lines
+        if not by_seat:  # first read: each seat's transcript opens with its night knowledge
+            by_seat += [[self._night_line(s)] for s in range(self.n)]
+            by_seat.append([""])  # the spectator, ``by_seat[-1]``: no night line
+        for i in range(r.rendered, len(log)):
+            e = log[i]
+            scope = e[0]
+            if scope == -2:  # batched hidden choices: each seat reads only its own
+                kind = e[1]
+                for s in e[2] if kind == "my_votes" else e[3]:
+                    by_seat[s].append(_RENDER[kind](self, s, *e[2:]))
+                continue
+            line = memo.get(e)
+            if line is None:
+                line = _RENDER[e[1]](self, *e[2:])
+                if len(memo) < _LINES_MAX:
+                    memo[e] = line
+            if scope == -1:
+                for lines in by_seat:
                     lines.append(line)
-            lines += texts[pub_k:]
-            r.rendered[seat] = (len(pub), len(own), lines)
-        elif state is None:
-            r.rendered[seat] = (0, 0, lines)
-        return lines
+            elif line:
+                by_seat[scope].append(line)
+        r.rendered = len(log)
 
     @property
     def lines(self) -> list[list[str]]:
@@ -597,17 +587,16 @@ class GameRecords:
 
     ``proposals`` and ``quests`` are tuples (views share them without copying; appending rebuilds
     them, at most 25 and 5 times a game); ``history`` counts public-history entries (a resolved
-    proposal, a quest, the Lady, the end); ``cards`` holds each seat's own cards ``(quest, fail)``.
-    For transcripts: ``public_idx`` (log indices of the public entries), ``private`` (per seat, the
-    log indices of the entries only that seat reads), ``public_text`` (the public entries rendered,
-    filled on demand), ``rendered`` (per seat: how far its lines are built, and the lines),
-    ``bodies`` (per seat: its lines joined into one text). ``cache`` belongs to the observation
-    builders.
+    proposal, a quest, the Lady, the end); ``n_public`` counts public log entries; ``cards`` holds
+    each seat's own cards ``(quest, fail)``. For transcripts (kept by :meth:`AvalonGame.seat_lines`,
+    apart from ``synced``): ``lines`` (per seat, then the spectator last: its transcript lines),
+    ``rendered`` (the log entries they cover), ``bodies`` (per seat: its lines joined into one text).
+    ``cache`` belongs to the observation builders.
     """
 
     __slots__ = (
-        "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "n_cards", "public_idx",
-        "private", "public_text", "rendered", "bodies", "cache",
+        "synced", "quest", "leader", "team", "proposals", "quests", "history", "cards", "n_cards", "n_public",
+        "lines", "rendered", "bodies", "cache",
     )  # fmt: skip
 
     def __init__(self, n: int):
@@ -619,10 +608,9 @@ class GameRecords:
         self.history = 0
         self.cards: list[tuple[tuple[int, bool], ...]] = [()] * n
         self.n_cards = 0
-        self.public_idx: list[int] = []
-        self.private: list[list[int]] = [[] for _ in range(n)]
-        self.public_text: list[str] = []
-        self.rendered: dict[int, tuple[int, int, list[str]]] = {}
+        self.n_public = 0
+        self.lines: list[list[str]] = []  # filled on the first transcript read
+        self.rendered = 0
         self.bodies: dict[int, tuple[int, str]] = {}  # per seat: lines joined so far, their text
         self.cache: dict[str, Any] = {}
 
@@ -631,7 +619,7 @@ class GameRecords:
             e = log[i]
             scope, kind = e[0], e[1]
             if scope == -1:
-                self.public_idx.append(i)
+                self.n_public += 1
                 if kind == "round":
                     self.quest, self.leader = e[2], e[4]
                 elif kind == "proposal":
@@ -644,18 +632,12 @@ class GameRecords:
                     self.history += 1
                 elif kind == "lady" or kind == "end":
                     self.history += 1
-            elif scope >= 0:
-                self.private[scope].append(i)
-                if kind == "card":
-                    self.cards[scope] += ((e[2], e[3]),)
-                    self.n_cards += 1
-            elif kind == "my_votes":  # one entry for every voter's own vote
-                for s in e[2]:
-                    self.private[s].append(i)
-            else:  # "my_cards": every quest member's own card
+            elif kind == "card":
+                self.cards[scope] += ((e[2], e[3]),)
+                self.n_cards += 1
+            elif kind == "my_cards":  # every quest member's own card
                 q = e[2]
                 for s, fail in zip(e[3], e[4]):
-                    self.private[s].append(i)
                     self.cards[s] += ((q, fail),)
                 self.n_cards += len(e[3])
         self.synced = len(log)
@@ -788,6 +770,7 @@ class _Tables:
         self.masks: dict[tuple[int, ...], Any] = {}
         self.instructions: dict[tuple, str] = {}
         self.night_lines: dict[tuple, str] = {}
+        self.own_vectors: dict[tuple, Any] = {}  # a seat's feature entries from the deal, per deal and seat
 
 
     def votes_entry(self, leader: int, codes: tuple[int, ...]) -> tuple[tuple, tuple[bool, ...], bool]:

@@ -145,14 +145,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.game = AvalonGame.deal(self.config, self.np_random)
             if "leader" in options:
                 self.game = AvalonGame(self.config, self.game.roles, int(options["leader"]))
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self._invalid = {a: 0 for a in self.agents}
-        self._fallbacks = {a: 0 for a in self.agents}
-        self._errors = {a: "" for a in self.agents}
+        self.agents = agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)  # immutable values: one shared default is safe
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self._invalid = dict.fromkeys(agents, 0)
+        self._fallbacks = dict.fromkeys(agents, 0)
+        self._errors = dict.fromkeys(agents, "")
         self._retries = 0
         self._steps = 0
         self.agent_selection = self.possible_agents[self.game.actor]

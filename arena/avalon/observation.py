@@ -80,14 +80,13 @@ def _layout(n: int) -> FeatureLayout:
     return FeatureLayout(n)
 
 
-def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool, int]) -> tuple[list, list]:
+def _history_on(game: AvalonGame, records, L: FeatureLayout, since: tuple[int, int, bool, int]) -> tuple[list, list]:
     """Feature entries of the public history added since ``since`` (counts of proposals and quests,
     whether the end was seen, Lady holders): on-indices and ``(index, value)`` pairs."""
     o, n = L.start, game.n
     n_prop, n_quest, ended, _ = since
     on: list[int] = []
     values: list[tuple[int, float]] = []
-    records = game.records
     quests, proposals = records.quests, records.proposals
     for q in range(n_quest, len(quests)):
         team, fails, ok = quests[q]
@@ -106,7 +105,7 @@ def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool,
         on += [members + j for j in team]
         if votes is not None:
             voters = base + 2 * n
-            on += [voters + j for j, v in enumerate(votes) if v]
+            on += [voters + j for j in _approvers(votes)]
         on.append(base + 3 * n)
         if approved:
             on.append(base + 3 * n + 1)
@@ -119,12 +118,25 @@ def _history_on(game: AvalonGame, L: FeatureLayout, since: tuple[int, int, bool,
     return on, values
 
 
-class _FeatureState:
-    """One game's feature caches: the public-history vector, brought up to date with only the history
-    added since (a proposal, a quest result, the Lady, the end), and each seat's block of what it
-    knows from the deal on (seat, role, side, night knowledge, the Lady's answers)."""
+@lru_cache(maxsize=4096)  # vote rounds repeat (2**n outcomes at n players)
+def _approvers(votes: tuple[bool, ...]) -> tuple[int, ...]:
+    return tuple(j for j, v in enumerate(votes) if v)
 
-    __slots__ = ("layout", "history", "counts", "public", "seat_blocks", "moment", "moment_key")
+
+class _FeatureState:
+    """One game's feature caches. A seat's vector is the sum of two that never overlap:
+
+    * this **moment**'s public vector: the public history (brought up to date with only what was added
+      since: a proposal, a quest result, the Lady, the end) plus the public state of the moment (phase,
+      quest, rejections, leader, team) and the ``acting`` flag; it is the same for every seat that
+      acts in the moment (the voters of a round, the quest members), so it is built once per moment
+      for an acting seat and once for a waiting one;
+    * the seat's **own** vector: what it knows from the deal on (seat, role, side, night knowledge, the
+      Lady's answers) and its own quest cards, written when a card is added.
+
+    One addition then gives the fresh array the caller keeps (no per-step copy-and-patch)."""
+
+    __slots__ = ("layout", "history", "counts", "public", "own", "own_cards", "moments", "moment_key")
 
     def __init__(self, L: FeatureLayout):
         self.layout = L
@@ -133,12 +145,23 @@ class _FeatureState:
         self.public = np.zeros(L.size, dtype=np.float32)
         for q in range(5):  # every quest pending
             self.public[L.start["quest_status"] + 3 * q] = 1.0
-        self.seat_blocks: dict[int, np.ndarray] = {}
-        self.moment: np.ndarray | None = None  # the history plus this moment's public state
-        self.moment_key = -1  # the count of public log entries the moment was written at
+        self.own: dict[int, np.ndarray] = {}
+        self.own_cards = [0] * L.n  # per seat: quest cards written into its own vector
+        self.moments: list[np.ndarray | None] = [None, None]  # this moment's vector: waiting, acting
+        self.moment_key = -1  # the count of public log entries the moments were written at
 
 
-def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
+def _own_start(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
+    """The seat's own vector before any quest card: what it knows from the deal on. Deals repeat
+    (60 role arrangements at 5 players), so without the Lady's answers it is kept per deal and seat;
+    the caller copies it."""
+    lady = game.lady_results[seat]
+    memo = game._t.own_vectors
+    key = (game.roles, seat)
+    if not lady:
+        vector = memo.get(key)
+        if vector is not None:
+            return vector
     o, k = L.start, game.knowledge[seat]
     on = [o["seat"] + seat, o["role"] + ROLES.index(game.roles[seat])]
     if game.is_evil[seat]:
@@ -146,11 +169,29 @@ def _seat_block(game: AvalonGame, seat: int, L: FeatureLayout) -> np.ndarray:
     on += [o["known_evil"] + j for j in k.evil]
     on += [o["known_good"] + j for j in k.good]
     on += [o["merlin_candidates"] + j for j in k.merlin_candidates]
-    for target, evil in game.lady_results[seat]:  # the Lady of the Lake's answers are knowledge too
+    for target, evil in lady:  # the Lady of the Lake's answers are knowledge too
         on.append((o["known_evil"] if evil else o["known_good"]) + target)
-    block = np.zeros(L.seat_block, dtype=np.float32)
-    block[on] = 1.0
-    return block
+    vector = np.zeros(L.size, dtype=np.float32)
+    vector[on] = 1.0
+    if not lady and len(memo) < 16384:
+        memo[key] = vector
+    return vector
+
+
+def _moment(game: AvalonGame, st: _FeatureState, acting: bool) -> np.ndarray:
+    """The public history plus this moment's public state, and the ``acting`` flag."""
+    L, q, rejections = st.layout, game.quest, game.rejections
+    moment = st.public.copy()
+    moment[L.phase + _PHASE_INDEX[game.phase]] = 1.0
+    moment[L.quest + (q if q < 4 else 4)] = 1.0
+    moment[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
+    moment[L.leader + game.leader] = 1.0
+    base = L.team
+    for j in game.team:
+        moment[base + j] = 1.0
+    if acting:
+        moment[L.acting] = 1.0
+    return moment
 
 
 def features(game: AvalonGame, seat: int) -> np.ndarray:
@@ -161,45 +202,37 @@ def features(game: AvalonGame, seat: int) -> np.ndarray:
     st = records.cache.get("features")
     if st is None:
         st = records.cache["features"] = _FeatureState(_layout(game.n))
-    L = st.layout
     if st.history != records.history:
         counts = (len(records.proposals), len(records.quests), game.phase == "end", len(game.lady_holders))
-        on, values = _history_on(game, L, st.counts)
+        on, values = _history_on(game, records, st.layout, st.counts)
         public = st.public
         for i in on:  # a few entries: one by one is cheaper than a fancy index
             public[i] = 1.0
         for i, v in values:
             public[i] = v
         if st.counts[3] != counts[3]:  # the new Lady holder's answers arrive with her
-            st.seat_blocks.clear()
+            st.own.clear()
         st.history, st.counts = records.history, counts
-    block = st.seat_blocks.get(seat)
-    if block is None:
-        block = st.seat_blocks[seat] = _seat_block(game, seat, L)
-    # The public state of this moment (phase, quest, rejections, leader, team) is the same for every
-    # seat that acts in it (a vote round, a quest): written into a copy of the history once. The engine
-    # logs a public entry whenever any of it (or the history) changes, so their count keys the moment.
-    moment = st.moment
-    if moment is None or st.moment_key != len(records.public_idx):
-        phase, q, rejections, leader = game.phase, game.quest, game.rejections, game.leader
-        moment = st.moment = st.public.copy()
-        st.moment_key = len(records.public_idx)
-        moment[L.phase + _PHASE_INDEX[phase]] = 1.0
-        moment[L.quest + (q if q < 4 else 4)] = 1.0
-        moment[L.rejections + (rejections if rejections < 4 else 4)] = 1.0
-        moment[L.leader + leader] = 1.0
-        base = L.team
-        for j in game.team:
-            moment[base + j] = 1.0
-    x = moment.copy()
-    x[: L.seat_block] = block
-    if game.actor == seat:
-        x[L.acting] = 1.0
-    if records.n_cards:
-        cards = L.my_cards
-        for q, fail in records.cards[seat]:
-            x[cards + 2 * q + fail] = 1.0
-    return x
+    own = st.own.get(seat)
+    if own is None:
+        own = st.own[seat] = _own_start(game, seat, st.layout).copy()
+        st.own_cards[seat] = 0
+    cards = records.cards[seat]
+    if st.own_cards[seat] != len(cards):  # cards are only ever added
+        base = st.layout.my_cards
+        for q, fail in cards[st.own_cards[seat] :]:
+            own[base + 2 * q + fail] = 1.0
+        st.own_cards[seat] = len(cards)
+    # The engine logs a public entry whenever the moment's state (or the history) changes, so the
+    # count of public entries keys the moment.
+    if st.moment_key != records.n_public:
+        st.moment_key = records.n_public
+        st.moments = [None, None]
+    acting = game.actor == seat
+    moment = st.moments[acting]
+    if moment is None:
+        moment = st.moments[acting] = _moment(game, st, acting)
+    return moment + own  # the two never share a nonzero entry: the sum is exact
 
 
 _PHASE_INDEX = {p: i for i, p in enumerate(_PHASES)}

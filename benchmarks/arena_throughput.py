@@ -114,7 +114,8 @@ def compare(other: Path, players: list[int], games: int, pairs: int) -> None:
     """The full loop of ``other``'s arena and of this checkout's, in turns; ratio per pair."""
     this = Path(__file__).resolve().parent.parent
     print(f"before: {other}\nafter:  {this}")
-    print(f"{'players':>7} {'discussion':>10} {'before, games/CPU-s':>20} {'after, games/CPU-s':>19} {'after/before':>24}")
+    print(f"{'players':>7} {'discussion':>10} {'before, games/CPU-s':>20} {'after, games/CPU-s':>19} "
+          f"{'after/before':>24}")
     for n in players:
         for rounds in (1, 0):
             before, after = [], []

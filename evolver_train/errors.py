@@ -115,17 +115,23 @@ def check_env_id(env_id: str, key: str = "env_id") -> None:
         raise ConfigError(f"{key}: no environment registered as {name!r}{hint}")
 
 
+def check_checkpoint_folder(value: str, key: str) -> None:
+    """If ``value`` is a folder, it holds a checkpoint: ``config.json`` or a LoRA ``adapter_config.json``."""
+    path = os.path.expanduser(value)
+    if os.path.isdir(path) and not any(
+            os.path.exists(os.path.join(path, name)) for name in ("config.json", "adapter_config.json")):
+        raise ConfigError(f"{key}: {value!r} holds no checkpoint (no config.json or adapter_config.json)")
+
+
 def check_local_path(value: str | None, key: str, *, hub_names: bool = False) -> None:
     """``value`` exists as a file or folder; with ``hub_names`` it may instead name a cached hub model.
 
     With ``hub_names`` (``value`` names a model) an existing folder must hold a checkpoint: a
     ``config.json`` or a LoRA ``adapter_config.json`` (a run killed before it saved leaves neither).
     """
-    path = os.path.expanduser(value) if value else ""
-    if hub_names and path and os.path.isdir(path) and not any(
-            os.path.exists(os.path.join(path, name)) for name in ("config.json", "adapter_config.json")):
-        raise ConfigError(f"{key}: {value!r} holds no checkpoint (no config.json or adapter_config.json)")
-    if not value or os.path.exists(path):
+    if hub_names and value:
+        check_checkpoint_folder(value, key)
+    if not value or os.path.exists(os.path.expanduser(value)):
         return
     if hub_names and value.count("/") <= 1 and not value.startswith((".", "/", "~")):
         try:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import check_checkpoint_folder
 from .evaluation import OraclePolicy, RolloutSettings, _make_env_factory, evaluate_policy, load_checkpoint
 
 __all__ = ["main"]
@@ -150,10 +151,7 @@ def _validate(args: argparse.Namespace) -> None:
     # A hub name ("org/model") may be fetched; anything else must be a local folder.
     if checkpoint != "oracle" and not Path(checkpoint).exists() and not re.fullmatch(r"[\w.-]+/[\w.-]+", checkpoint):
         raise FileNotFoundError(f"--checkpoint {checkpoint!r}: no such checkpoint folder")
-    folder = Path(checkpoint).expanduser()
-    if folder.is_dir() and not any((folder / name).exists() for name in ("config.json", "adapter_config.json")):
-        raise FileNotFoundError(f"--checkpoint {checkpoint!r} holds no checkpoint (no config.json or "
-                                "adapter_config.json)")
+    check_checkpoint_folder(checkpoint, "--checkpoint")  # a killed run's folder: say so, not a tokenizer error
     if args.out is not None and Path(args.out).is_dir():
         raise IsADirectoryError(f"--out {args.out!r} is a folder; give the report's file name")
 

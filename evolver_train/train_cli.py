@@ -352,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
                    "plugin": trainer.plugin_state}, fh, indent=2, default=str)
     if before is not None and after is not None:
         print(_report(config, len(eval_tasks), before, after, seconds), flush=True)
+    # Under `accelerate launch`, close the process group ourselves: left to interpreter exit, gloo can abort.
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()
     return 0
 
 

@@ -49,6 +49,9 @@ def main(out: str, env_backend: str = "local") -> None:
               "losses": [h["loss"] for h in trainer.state.log_history if "loss" in h]}
     with open(os.path.join(out, f"rank{acc.process_index}.json"), "w") as fh:
         json.dump(record, fh)
+    # Tear the process group down before the interpreter exits: left to exit, gloo's threads can abort rank 0.
+    acc.wait_for_everyone()
+    acc.end_training()
 
 
 if __name__ == "__main__":

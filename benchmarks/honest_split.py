@@ -3,13 +3,17 @@
 Usage:
     python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/sft750_s0
     python benchmarks/honest_split.py --checkpoint runs/honest/rl/checkpoint --out runs/honest/rl_eval
+    python benchmarks/honest_split.py --steps 750 --seed 0 --tasks-file runs/questions/none_s0/tasks.jsonl \
+        --out runs/honest/synth750_s0     # warm start on synthesised tasks only (no human task)
     python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
     python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --copying 120   # what it copies
 
 Trains the quickstart's tiny policy (hidden 128, 2 layers, 4 heads, lr 3e-3, batch 16) on clean oracle
 demonstrations (``imperfect_share`` 0, no experience block) of the train goals of a 600-product shop
 with synthetic goals cut by ``split_scheme=product`` (no dev or test product appears in any train goal),
-for ``--steps`` steps, or takes ``--checkpoint`` as it is; then evaluates it with
+for ``--steps`` steps (``--tasks-file``: on the tasks of that JSONL instead, e.g. those that
+``evolver questions synthesize --seed-split none`` proposed from exploration alone; ``--with-train``
+adds the train goals to them), or takes ``--checkpoint`` as it is; then evaluates it with
 ``evolver_train.evaluation.evaluate_policy``: every dev goal once (595), sampled at temperature 1, and
 ``--train-goals`` train goals likewise (the seen-product reference). Writes ``<out>/report.json``
 (success with its 95% Wilson interval, score, the evaluation sample's fingerprint, wall times) and
@@ -130,11 +134,26 @@ def copying(checkpoint: str, n: int, kwargs: dict, seed: int) -> dict:
     return counts
 
 
+def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
+    """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401  (registers the environment ids)
+
+    env = gym.make(ENV_ID, **kwargs).unwrapped
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(Path(tasks_file).read_text(encoding="utf-8").rstrip("\n") + "\n")
+        for task in env.tasks("train"):
+            fh.write(task.to_json() + "\n")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
     p.add_argument("--seed", type=int, default=0, help="SFT seed (demonstrations, init, batches)")
     p.add_argument("--relabel-ids", default="", help="SFTConfig.relabel_ids (WebShop: 'b0([a-z0-9]{8})'; empty: off)")
+    p.add_argument("--tasks-file", default="", help="demonstrate the tasks of this JSONL instead of the train goals")
+    p.add_argument("--with-train", action="store_true", help="with --tasks-file: demonstrate the train goals too")
     p.add_argument("--checkpoint", default=None, help="evaluate this checkpoint instead of training one")
     p.add_argument("--num-products", type=int, default=600)
     p.add_argument("--split-scheme", default="product")
@@ -159,6 +178,8 @@ def main() -> None:
         return
     if not args.out:
         p.error("--out is required (unless --coverage)")
+    if args.with_train and not args.tasks_file:
+        p.error("--with-train needs --tasks-file")
 
     import torch
 
@@ -172,7 +193,13 @@ def main() -> None:
     if checkpoint is None:
         from evolver_train.sft import SFTConfig, train_sft
 
+        tasks_file = args.tasks_file
+        if args.with_train:  # the synthesised tasks and the train goals, in one file
+            tasks_file = str(out / "tasks_with_train.jsonl")
+            out.mkdir(parents=True, exist_ok=True)
+            write_tasks_with_train(args.tasks_file, tasks_file, kwargs)
         config = SFTConfig(output_dir=str(out / "sft"), env_id=ENV_ID, env_kwargs=kwargs, split="train",
+                           tasks_file=tasks_file,
                            num_demonstrations=args.num_demonstrations, imperfect_share=0.0, hidden_size=128,
                            num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
                            max_steps=args.steps, max_minutes=0, observation_shaping=SHAPING,
@@ -180,7 +207,8 @@ def main() -> None:
                            num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100)
         start = time.monotonic()
         checkpoint = str(train_sft(config))
-        record["sft"] = {"steps": args.steps, "seed": args.seed, "seconds": round(time.monotonic() - start, 1)}
+        record["sft"] = {"steps": args.steps, "seed": args.seed, "tasks_file": args.tasks_file,
+                         "with_train": args.with_train, "seconds": round(time.monotonic() - start, 1)}
     record["checkpoint"] = checkpoint
     record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed)
     if args.train_goals:

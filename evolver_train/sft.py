@@ -1,6 +1,7 @@
 """Supervised warm start: teach a policy the environment's action format from oracle demonstrations.
 
 * ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
+* ``read_tasks_file`` - the tasks of a JSONL file (``tasks_file``: synthesised tasks instead of a split).
 * ``collect_demonstrations`` - play the environment's oracle (a share of it deliberately imperfect, as a
   research option).
 * ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
@@ -61,8 +62,8 @@ from .errors import (
     unknown_key,
 )
 
-__all__ = ["SFTConfig", "collect_demonstrations", "add_experience_context", "IdRelabeller", "encode_demonstration",
-           "train_sft", "main"]
+__all__ = ["SFTConfig", "read_tasks_file", "collect_demonstrations", "add_experience_context", "IdRelabeller",
+           "encode_demonstration", "train_sft", "main"]
 
 
 @dataclass
@@ -75,6 +76,9 @@ class SFTConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "Environment constructor kwargs (JSON on the command line)."})
     split: str = field(default="train", metadata={"help": "Split whose tasks are demonstrated."})
+    tasks_file: str = field(default="", metadata={
+        "help": "JSONL of tasks to demonstrate instead of the split's, e.g. the tasks.jsonl that `evolver questions "
+                "synthesize --seed-split none` writes: a warm start with no human task at all. Empty = the split."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
     imperfect_share: float = field(default=0.0, metadata={
         "help": "Research option, off by default: share of demonstrations that are deliberately flawed (buy "
@@ -148,12 +152,35 @@ class SFTConfig:
             except re.error as exc:
                 raise ConfigError(f"relabel_ids is not a regular expression ({exc}), "
                                   f"got {self.relabel_ids!r}") from None
+        if self.tasks_file:
+            check_local_path(self.tasks_file, "tasks_file")
         if self.num_demonstrations < 1 or self.batch_size < 1:
             raise ConfigError(f"num_demonstrations and batch_size must be >= 1, got "
                              f"{self.num_demonstrations!r} and {self.batch_size!r}")
 
 
 # -- demonstrations ----------------------------------------------------------------------------
+
+def read_tasks_file(path: str | Path, env_id: str) -> list[Task]:
+    """The tasks of a JSONL file (one ``Task.to_dict()`` per line), all of them for ``env_id``."""
+    tasks: list[Task] = []
+    with open(Path(path).expanduser(), encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                task = Task.from_dict(json.loads(line))
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"tasks_file {str(path)!r} line {number} is not a task: "
+                                  f"{' '.join(str(exc).split())[:200]}") from None
+            if task.env_id != env_id:
+                raise ConfigError(f"tasks_file {str(path)!r} line {number} is a task of {task.env_id!r}, "
+                                  f"not of env_id {env_id!r}")
+            tasks.append(task)
+    if not tasks:
+        raise ConfigError(f"tasks_file {str(path)!r} holds no task")
+    return tasks
+
 
 def _stop_short(actions: list[str], info: dict[str, Any], rng: np.random.Generator) -> list[str]:
     """The flaw of an environment that offers none: stop one step short of the oracle."""
@@ -334,8 +361,11 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         torch.set_num_threads(config.num_threads)
     torch.manual_seed(config.seed)
     env = shape_environment(gym.make(config.env_id, **config.env_kwargs), config.observation_shaping)
-    if demonstrations is None:
+    if config.tasks_file:
+        tasks = read_tasks_file(config.tasks_file, config.env_id)
+    else:
         tasks = env.unwrapped.tasks(config.split)
+    if demonstrations is None:
         demonstrations = collect_demonstrations(env, tasks, config.num_demonstrations,
                                                 imperfect_share=config.imperfect_share, seed=config.seed)
     blocks: list[str] = []
@@ -347,7 +377,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
                             num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size,
                             spell_ids=config.spell_ids)
-    model, tokenizer = build_policy(config.model_name_or_path, env=env, tasks=env.unwrapped.tasks(config.split),
+    model, tokenizer = build_policy(config.model_name_or_path, env=env, tasks=tasks,
                                     extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,
                       max_observation_tokens=config.max_observation_tokens)

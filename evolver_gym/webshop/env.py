@@ -29,6 +29,7 @@ _GOAL_KEYS = ("asin", "query", "name", "product_category", "attributes", "price_
 _REFERENCE_LIMIT = 20_000  # above this many products, references are computed on demand by ``oracle``
 _TASK_ID = re.compile(r"webshop/(?:(product|type|category)-)?(train|dev|test)/(\d+)")
 _CLICK = re.compile(r"\s*click\s*\[(.*)\]\s*", re.S | re.I)
+EXPLORE_SPLIT = "explore"  # start states with no goal (``exploration_tasks``)
 
 
 def _task_id(scheme: str, split: str, index: int) -> str:
@@ -198,11 +199,34 @@ class WebShopEnv(gym.Env[str, str]):
             raise ValueError(f"unknown WebShop split {split!r}; expected one of {sorted(self._tasks)}")
         return [self._make_task(split, i) for i in range(len(self._tasks[split]))]
 
+    def exploration_tasks(self, n: int) -> list[Task]:
+        """``n`` start states without a goal: self-questioning from the environment alone.
+
+        Each is the search page under an empty instruction. Buying ends the episode with reward 0,
+        since there is nothing to score against, and ``info["evaluation"]["purchased"]`` records
+        what was bought, for :meth:`hindsight_task`. Start ``i`` is the same on every call.
+
+        Example:
+            >>> env = WebShopEnv(num_products=50, goals="synthetic")
+            >>> start = env.exploration_tasks(2)[1]
+            >>> start.task_id, start.split, start.goal, start.instruction
+            ('webshop/explore/1', 'explore', {}, '')
+        """
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"exploration_tasks needs n >= 1, got {n!r}")
+        return [
+            Task(task_id=f"webshop/{EXPLORE_SPLIT}/{i}", env_id=ENV_ID, instruction="", split=EXPLORE_SPLIT,
+                 seed=self.catalog_seed, metadata={"exploration": True, "num_products": len(self.catalog)})
+            for i in range(n)
+        ]
+
     def _resolve(self, options: dict[str, Any]) -> Task:
         if options.get("task") is not None:
             task = Task.from_dict(
                 options["task"] if isinstance(options["task"], Task) else dict(options["task"])
             )
+            if not task.goal:  # an exploration start: no goal to check
+                return task
             missing = [k for k in _GOAL_KEYS if k not in task.goal]
             if missing:
                 raise ValueError(f"WebShop task {task.task_id!r} goal lacks {missing}")
@@ -320,7 +344,10 @@ class WebShopEnv(gym.Env[str, str]):
             else:
                 state.page, state.sub_page = "item", None
         elif arg == "buy now":
-            reward, evaluation = self.world.reward(self._task.goal, state.asin, state.options)
+            if self._task.goal:
+                reward, evaluation = self.world.reward(self._task.goal, state.asin, state.options)
+            else:
+                reward, evaluation = 0.0, {"reason": "an exploration start has no goal to score"}
             evaluation["purchased"] = {
                 "asin": state.asin,
                 "options": dict(state.options),
@@ -348,6 +375,8 @@ class WebShopEnv(gym.Env[str, str]):
 
     def _progress(self) -> float:
         state, goal = self._state, self._task.goal
+        if not goal:
+            return 0.0
         if state.page == "done":
             return float(state.reward or 0.0)
         if state.page in {"item", "sub"}:

@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=int, default=15, help="step cap of one exploration")
     s.add_argument("--seed", type=int, default=0, help="base seed")
     s.add_argument("--max-seed-tasks", type=int, default=None, help="explore from at most this many seed tasks")
+    s.add_argument("--seed-split", default="train",
+                   help="split whose tasks seed the explorations; 'none' explores from the env's goal-free start "
+                        "states (no human task at all)")
     s.add_argument("--no-embeddings", action="store_true", help="lexical dedup and guard only (no embedder)")
     s.add_argument("--llm-config", default=None, help="YAML of LLM roles (evolver_gym.core.llm.RolesConfig)")
     s.add_argument("--explorer", choices=("auto", "random", "code"), default="auto",
@@ -115,7 +118,8 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
         print(f"resuming synthesis in {out} ({len(pool.ids(origin='synthetic', status=None))} synthetic tasks so far)")
     embed = not args.no_embeddings
     config = SynthesisConfig(batch=args.batch, max_rounds=args.max_rounds, max_steps=args.max_steps, seed=args.seed,
-                             embedding_threshold=0.92 if embed else None, leakage_cosine=0.9 if embed else None)
+                             seed_split=args.seed_split, embedding_threshold=0.92 if embed else None,
+                             leakage_cosine=0.9 if embed else None)
     synth = build_synthesizer(
         env, pool, config,
         explorer_client=clients["explorer"] if args.llm_explorer else None,

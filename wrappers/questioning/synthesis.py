@@ -31,8 +31,9 @@ from .pool import TaskPool
 from .proposers import Candidate, HindsightProposer, LLMProposer
 from .text import Embedder, packaged_embedder
 
-__all__ = ["STAGES", "SynthesisConfig", "Synthesizer", "build_synthesizer"]
+__all__ = ["NO_SEED_SPLIT", "STAGES", "SynthesisConfig", "Synthesizer", "build_synthesizer"]
 
+NO_SEED_SPLIT = "none"  # seed_split value: explore from goal-free start states, no human task
 STAGES = ("explore", "propose", "lexical_dedup", "leakage_guard", "embedding_dedup", "feasibility", "difficulty",
           "admit")
 _META = "synthesis"
@@ -46,7 +47,9 @@ class SynthesisConfig:
     max_rounds: int = field(default=200, metadata={"help": "give up after this many rounds in one call"})
     max_steps: int = field(default=15, metadata={"help": "step cap of one exploration"})
     seed: int = field(default=0, metadata={"help": "base seed of explorations and estimates"})
-    seed_split: str = field(default="train", metadata={"help": "split whose tasks seed the explorations"})
+    seed_split: str = field(default="train", metadata={
+        "help": "split whose tasks seed the explorations; 'none' = no human task at all: the environment's "
+                "goal-free start states (its exploration_tasks), so tasks come from the profile and exploration"})
     protected_splits: tuple[str, ...] = field(default=("dev", "test"), metadata={"help": "splits kept away"})
     lexical_threshold: float = field(default=0.8, metadata={"help": "Jaccard at/above which tasks are duplicates"})
     embedding_threshold: float | None = field(default=0.92, metadata={"help": "cosine for dedup; None: off"})
@@ -240,7 +243,9 @@ def build_synthesizer(
     ``rephrase_client`` when given) and the LLM proposer when ``proposer_client`` is given. Filters:
     lexical dedup, leakage guard, embedding dedup (``embedder=None`` turns embeddings off),
     feasibility (judge-graded tasks need ``judge_client``), and a difficulty estimate when
-    ``policy_factory`` is given. Seed tasks of ``config.seed_split`` go into the pool first.
+    ``policy_factory`` is given. Seed tasks of ``config.seed_split`` go into the pool first; with
+    ``seed_split="none"`` the explorations start from the env's goal-free ``exploration_tasks``
+    (``max_seed_tasks`` of them, default ``config.batch``), which never enter the pool.
     Without a client, ``explorer`` picks the model-free explorer: ``"random"`` (over the listed
     actions), ``"code"`` (:class:`CodeExplorer`, API calls as Python cells) or ``"auto"`` (code for
     code-as-action envs, else random).
@@ -249,10 +254,16 @@ def build_synthesizer(
         raise ValueError(f"explorer must be 'auto', 'random' or 'code', got {explorer!r}")
     config = config or SynthesisConfig()
     base = _unwrapped(env)
-    seeds = list(base.tasks(config.seed_split))
+    if config.seed_split == NO_SEED_SPLIT:
+        if not callable(getattr(base, "exploration_tasks", None)):
+            raise ValueError(f"seed_split {NO_SEED_SPLIT!r} needs an environment with exploration_tasks(n) "
+                             f"(goal-free start states); {type(base).__name__} has none")
+        seeds = list(base.exploration_tasks(max_seed_tasks or config.batch))
+    else:
+        seeds = list(base.tasks(config.seed_split))
     if max_seed_tasks is not None:
         seeds = seeds[:max_seed_tasks]
-    if config.add_seed_tasks:
+    if config.add_seed_tasks and config.seed_split != NO_SEED_SPLIT:
         pool.add_many(seeds)
     profile = base.profile() if hasattr(base, "profile") else {}
     protected = [t for split in _protected_splits(config.protected_splits, profile) for t in base.tasks(split)]

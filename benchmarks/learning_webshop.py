@@ -1,22 +1,32 @@
-"""Learning curves on WebShop: plain GRPO (basic mode) against the full overall mode, same budget.
+"""The mechanism ablation on WebShop: basic GRPO, each mechanism alone, and overall mode, same budget.
 
-For every seed: one SFT warm start (shared by both runs of the seed), then GRPO for ``--steps``
+For every seed: one SFT warm start (shared by every mode of the seed), then GRPO for ``--steps``
 optimiser steps in each mode with the same batch (tasks x G), the same learning rate and the same
-rollout settings. Every ``--eval-every`` steps (and at step 0) the policy plays ``--eval-episodes``
-held-out dev goals once each, sampled at temperature 1, without experience in the prompt, through
-``evolver_train.evaluation.evaluate_policy`` (the rollout code the trainer uses). Curves are averaged
-over seeds (mean +- std); ``steps@.9`` is the first evaluated step at which a mode's mean curve
-reaches 90% of the best of the GRPO baseline's mean curve (AgentEvolver, Table 6).
+rollout settings:
 
-The recipe is ``configs/quickstart.yaml`` (overall mode); basic mode is the same recipe with no
-mechanism wrappers, no experience share, no attribution and no self-questioning, on the fixed
-training split. Without a quickstart recipe, ``configs/basic.yaml`` and ``configs/overall.yaml``.
+* ``basic`` - plain GRPO: no mechanism, fixed training tasks, outcome advantage;
+* ``questioning``, ``navigation``, ``attribution`` - that mechanism alone, with the recipe's settings;
+* ``overall`` - all three, as the recipe runs them.
 
-Writes ``<out-dir>/learning_webshop.json``, the PNG and the markdown table (``--results``).
+Every ``--eval-every`` steps (and at step 0 and the end) the policy plays ``--eval-episodes`` held-out
+dev goals once each, sampled at temperature 1, without experience in the prompt, through
+``evolver_train.evaluation.evaluate_policy`` (the rollout code the trainer uses); every evaluation uses
+the same episodes (its sample fingerprint is recorded). The final evaluation is summarised over seeds
+with ``evolver_gym.core.stats``: the mean of the per-seed means, Student's t interval over seeds (what
+another seed would give), the evaluation-noise interval, and each mode's paired difference to basic.
+``steps@.9`` is the first evaluated step at which a mode's mean curve reaches 90% of basic's best
+mean success (AgentEvolver, Table 6). The mechanisms' own metrics (injection rate, synthetic share,
+label agreement with the oracle, clip and ratio statistics, the experience pool's real size) are the
+trainer's logged values, averaged over the run's steps (the pool size: its last value).
 
-    python benchmarks/learning_webshop.py                                  # full: 3 seeds (about an hour)
+The recipe is ``configs/quickstart.yaml`` (product-held-out split, overall mode).
+
+Writes ``<out-dir>/learning_webshop.json`` (raw curves, per-episode outcomes, logged metrics), the PNG
+and the markdown table (``--results``).
+
+    python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
-        --sft-steps 20 --sft-demos 64 --results /tmp/learning_smoke.md     # smoke test: minutes
+        --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
 """
 
 from __future__ import annotations
@@ -35,12 +45,16 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODES = ("basic", "overall")
+MODES = ("basic", "questioning", "navigation", "attribution", "overall")
+LABELS = {"basic": "basic (plain GRPO)", "questioning": "+questioning", "navigation": "+navigating",
+          "attribution": "+attributing", "overall": "overall (all three)"}
+COLOURS = {"basic": "tab:blue", "questioning": "tab:green", "navigation": "tab:purple", "attribution": "tab:orange",
+           "overall": "tab:red"}
+# The trainer's logged metrics kept per run: the mechanisms' own, and the loss's ratio and clip statistics.
+METRIC_PREFIXES = ("exp/", "tasks/", "attr/", "ratio/", "clip_ratio/")
 
 
-def _recipe(mode: str) -> Path:
-    quick = ROOT / "configs" / "quickstart.yaml"
-    return quick if quick.exists() else ROOT / "configs" / f"{mode}.yaml"
+RECIPE = ROOT / "configs" / "quickstart.yaml"
 
 
 def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, model: str):
@@ -49,7 +63,7 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
 
     argv = [
         "--config",
-        str(_recipe(mode)),
+        str(RECIPE),
         "--output_dir",
         str(output_dir),
         "--model_name_or_path",
@@ -70,7 +84,7 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
         "--report_to",
         "none",
         "--logging_steps",
-        "1000000",
+        "1",
         "--disable_tqdm",
         "true",
     ]
@@ -82,9 +96,13 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
             str(args.group),
         ]
     run = parse_config(argv)
-    if mode == "basic" and _recipe(mode).name == "quickstart.yaml":
+    if mode == "basic":
         # Plain GRPO: the same recipe with every mechanism off (fixed training tasks, outcome advantage).
         run.train.wrappers, run.mechanisms = [], {}
+    elif mode != "overall":  # one mechanism alone, with the recipe's settings for it
+        if mode not in run.mechanisms:
+            raise SystemExit(f"the recipe {RECIPE.name} has no {mode!r} mechanism to run alone")
+        run.train.wrappers, run.mechanisms = [mode], {mode: run.mechanisms[mode]}
     run.train.sft = None
     return run
 
@@ -98,7 +116,7 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     run = _config("overall", args, seed, folder, "tiny")
     import yaml
 
-    run.train.sft = dict((yaml.safe_load(_recipe("overall").read_text()) or {}).get("sft") or {})
+    run.train.sft = dict((yaml.safe_load(RECIPE.read_text()) or {}).get("sft") or {})
     if args.sft_steps:  # a step budget, like the recipe's: the same seed gives the same warm start anywhere
         run.train.sft.update(max_steps=args.sft_steps, max_minutes=0)
     if args.sft_demos:
@@ -109,6 +127,7 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
 def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
     """One GRPO run with held-out evaluations on the way; returns its curve and wall time."""
     from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback
 
     from evolver_train.envs import build_training_environment
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
@@ -137,7 +156,9 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
             rollout=RolloutSettings.from_config(config),
             seed=seed + 1000,
         )
-        curve.append({"step": step, "success_rate": report["success_rate"], "score": report["score"]})
+        curve.append({"step": step, "success_rate": report["success_rate"], "score": report["score"],
+                      "successes": [s for task in report["per_task"] for s in task["successes"]],
+                      "sample": report["sample"]["fingerprint"]})
         print(
             f"  seed {seed} {mode:7s} step {step:4d}: success {report['success_rate']:.3f} "
             f"score {report['score']:.3f}",
@@ -158,34 +179,55 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
         processing_class=tokenizer,
         callbacks=[Curve()],
     )
+    trainer.remove_callback(PrinterCallback)  # logged every step for the metrics below, not for the console
     evaluate(0, trainer.model)
     started = time.monotonic()
     trainer.train()
-    return {"curve": curve, "train_seconds": time.monotonic() - started, "plugin": dict(trainer.plugin_state)}
+    logged: dict[str, list[float]] = {}
+    for row in trainer.state.log_history:
+        for key, value in row.items():
+            if key.startswith(METRIC_PREFIXES) and isinstance(value, (int, float)):
+                logged.setdefault(key, []).append(float(value))
+    metrics = {k: v[-1] if k == "exp/pool_size" else statistics.fmean(v) for k, v in sorted(logged.items())}
+    return {"curve": curve, "train_seconds": time.monotonic() - started, "plugin": dict(trainer.plugin_state),
+            "metrics": metrics}
 
 
 def _summarise(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
-    """Mean +- std curves over seeds, best and final success, steps@.9 of the GRPO baseline's best."""
+    """Per mode: mean +- std curves over seeds, the final evaluation over seeds with its intervals, the
+    paired difference to basic, steps@.9 of basic's best, and the logged metrics averaged over seeds."""
+    from evolver_gym.core.stats import difference_interval, summarize_over_seeds
+
     out: dict[str, Any] = {}
     for mode, by_seed in runs.items():
+        if not by_seed:
+            continue
         steps = sorted({p["step"] for r in by_seed.values() for p in r["curve"]})
         mean, std = [], []
         for s in steps:
             vals = [p["success_rate"] for r in by_seed.values() for p in r["curve"] if p["step"] == s]
             mean.append(statistics.fmean(vals))
             std.append(statistics.pstdev(vals) if len(vals) > 1 else 0.0)
-        finals = [r["curve"][-1]["success_rate"] for r in by_seed.values()]
-        bests = [max(p["success_rate"] for p in r["curve"]) for r in by_seed.values()]
+        final = {seed: r["curve"][-1]["successes"] for seed, r in by_seed.items()}
+        names = sorted({k for r in by_seed.values() for k in r.get("metrics", {})})
         out[mode] = {
             "steps": steps,
             "mean": mean,
             "std": std,
-            "final": finals,
-            "best": bests,
+            "start": summarize_over_seeds({seed: r["curve"][0]["successes"] for seed, r in by_seed.items()}),
+            "final": summarize_over_seeds(final),
+            "best": [max(p["success_rate"] for p in r["curve"]) for r in by_seed.values()],
+            "samples": sorted({p["sample"] for r in by_seed.values() for p in r["curve"]}),
             "train_seconds": [r["train_seconds"] for r in by_seed.values()],
-            "auc": statistics.fmean(mean) if mean else 0.0,
+            "metrics": {k: statistics.fmean(r["metrics"][k] for r in by_seed.values() if k in r.get("metrics", {}))
+                        for k in names},
         }
-    if "basic" in out and out["basic"]["mean"] and max(out["basic"]["mean"]) > 0:
+    basic = runs.get("basic") or {}
+    for mode, block in out.items():
+        if mode != "basic" and basic and set(basic) == set(runs[mode]):
+            block["vs_basic"] = difference_interval({s: r["curve"][-1]["successes"] for s, r in runs[mode].items()},
+                                                    {s: r["curve"][-1]["successes"] for s, r in basic.items()})
+    if "basic" in out and max(out["basic"]["mean"]) > 0:
         # (A baseline that never succeeds has no best to reach: steps@.9 is then undefined.)
         target = 0.9 * max(out["basic"]["mean"])
         out["target"] = target
@@ -200,92 +242,98 @@ def _plot(summary: dict[str, Any], path: Path, title: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    labels = {
-        "basic": "GRPO (basic mode)",
-        "overall": "overall mode (questioning + navigating + attributing)",
-    }
-    for mode, colour in zip(MODES, ("tab:blue", "tab:red"), strict=True):
+    tops = [0.1]
+    for mode in MODES:
         block = summary.get(mode)
         if not block:
             continue
         lo = [m - s for m, s in zip(block["mean"], block["std"], strict=True)]
         hi = [m + s for m, s in zip(block["mean"], block["std"], strict=True)]
-        ax.plot(block["steps"], block["mean"], color=colour, marker="o", ms=3, label=labels[mode])
-        ax.fill_between(block["steps"], lo, hi, color=colour, alpha=0.2)
+        ax.plot(block["steps"], block["mean"], color=COLOURS[mode], marker="o", ms=3, label=LABELS[mode])
+        ax.fill_between(block["steps"], lo, hi, color=COLOURS[mode], alpha=0.15)
+        tops += hi
     if "target" in summary:
-        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label="90% of GRPO's best")
-    from matplotlib.ticker import MaxNLocator
-
-    tops = [
-        m + sd
-        for b in (summary.get(mode) for mode in MODES)
-        if b
-        for m, sd in zip(b["mean"], b["std"], strict=True)
-    ]
-    ax.set_ylim(0.0, min(1.0, max([0.1, *tops]) * 1.15))  # a success rate: never below 0
+        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label="90% of basic's best")
+    ax.set_ylim(0.0, min(1.0, max(tops) * 1.15))  # a success rate: never below 0
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("held-out success rate (T=1)")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def _fmt(values: list[float]) -> str:
-    mean = statistics.fmean(values)
-    return f"{mean:.3f} ± {statistics.pstdev(values):.3f}" if len(values) > 1 else f"{mean:.3f}"
+def _interval(block: dict[str, Any]) -> str:
+    lo, hi = block["interval"]
+    if block["num_seeds"] < 2:  # one seed: the evaluation noise is the only interval there is
+        lo, hi = block["episode_interval"]
+        return f"{block['mean']:.3f} [{lo:.3f}, {hi:.3f}] (episodes)"
+    return f"{block['mean']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _metrics(metrics: dict[str, float]) -> str:
+    shown = {"exp/injection_rate": "injected", "exp/pool_size": "pool", "tasks/synthetic_rate": "synthetic",
+             "attr/oracle_agreement": "agreement", "clip_ratio/region_mean": "clipped"}
+    parts = [f"{label} {metrics[key]:.3g}" for key, label in shown.items() if key in metrics]
+    return ", ".join(parts) or "-"
 
 
 def _markdown(
     summary: dict[str, Any], args: argparse.Namespace, command: str, png: Path, seeds: list[int], setup: str
 ) -> str:
-    lines = ["# Learning on WebShop: GRPO vs overall mode", "", f"Command: `{command}`", "", setup, ""]
+    lines = ["# Learning on WebShop: the mechanism ablation", "", f"Command: `{command}`", "", setup, ""]
     if args.steps < 20:
         lines += [
             "**Smoke run** (a few steps, a short warm start): it checks the pipeline, not learning.",
             "",
         ]
+    samples = sorted({s for mode in MODES for s in (summary.get(mode) or {}).get("samples", [])})
     lines += [
         f"Seeds {seeds}; {args.steps} GRPO steps per run; held-out success = {args.eval_episodes} dev goals, "
-        "one episode each at temperature 1, no experience in the prompt; mean ± std over seeds.",
+        f"one episode each at temperature 1, no experience in the prompt (evaluation sample "
+        f"{', '.join(samples)}). Success: mean of the per-seed means [95% Student t interval over seeds; "
+        "with one seed, the Wilson interval over episodes]; difference to basic: paired t over seeds.",
         "",
-        "| mode | success at step 0 (SFT) | best | final | steps@.9 | mean over curve (AUC) | train min |",
+        "| mode | step 0 (warm start) | final | final − basic | steps@.9 | mechanism metrics (mean over steps) "
+        "| train min |",
         "|---|---|---|---|---|---|---|",
     ]
     for mode in MODES:
         b = summary.get(mode)
         if not b:
             continue
-        start = [b["mean"][0]]
         reached = b.get("steps_at_90")
         at90 = "n/a" if "target" not in summary else reached if reached is not None else "not reached"
+        diff = b.get("vs_basic")
+        if diff is None:
+            versus = "-"
+        else:
+            lo, hi = diff["interval"]
+            versus = f"{diff['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
         lines.append(
-            f"| {mode} | {_fmt(start)} | {_fmt(b['best'])} | {_fmt(b['final'])} | "
-            f"{at90} | {b['auc']:.3f} | "
-            f"{statistics.fmean(b['train_seconds']) / 60:.1f} |"
+            f"| {LABELS[mode]} | {_interval(b['start'])} | {_interval(b['final'])} | {versus} | {at90} | "
+            f"{_metrics(b['metrics'])} | {statistics.fmean(b['train_seconds']) / 60:.1f} |"
         )
     if "target" in summary:
         lines += [
             "",
-            f"steps@.9: first evaluated step where the mean curve reaches 90% of the GRPO baseline's "
-            f"best mean success ({summary['target']:.3f}). AgentEvolver reports 55–67% fewer steps "
-            "with attribution (Table 6).",
+            f"steps@.9: first evaluated step where the mean curve reaches 90% of basic's best mean success "
+            f"({summary['target']:.3f}). AgentEvolver reports 55–67% fewer steps with attribution (Table 6).",
         ]
-    lines += ["", "| step | " + " | ".join(MODES) + " |", "|---|" + "---|" * len(MODES)]
-    steps = summary.get("basic", summary.get("overall", {})).get("steps", [])
-    for i, s in enumerate(steps):
-        cells = []
-        for mode in MODES:
-            b = summary.get(mode)
-            cells.append(f"{b['mean'][i]:.3f} ± {b['std'][i]:.3f}" if b and i < len(b["mean"]) else "")
+    shown = [m for m in MODES if summary.get(m)]
+    lines += ["", "| step | " + " | ".join(LABELS[m] for m in shown) + " |", "|---|" + "---|" * len(shown)]
+    for i, s in enumerate(summary[shown[0]]["steps"]):
+        cells = [f"{summary[m]['mean'][i]:.3f} ± {summary[m]['std'][i]:.3f}" if i < len(summary[m]["mean"]) else ""
+                 for m in shown]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines += ["", f"![learning curves]({png.name})", ""]
+    lines += ["", "(mean ± std over seeds at each evaluated step)", "", f"![learning curves]({png.name})", ""]
     return "\n".join(lines)
 
 
@@ -297,12 +345,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--eval-every", type=int, default=10, help="Evaluate every N steps (and at 0 and the end)."
     )
-    p.add_argument("--eval-episodes", type=int, default=128, help="Held-out dev goals per evaluation.")
+    p.add_argument("--eval-episodes", type=int, default=595,
+                   help="Held-out dev goals per evaluation (595 = every dev goal of the quickstart's shop).")
     p.add_argument("--sft-steps", type=int, default=0, help="SFT warm start steps per seed (0 = the recipe's).")
     p.add_argument("--sft-demos", type=int, default=0, help="SFT demonstrations (0 = the recipe's).")
     p.add_argument("--tasks-per-step", type=int, default=0, help="Tasks per GRPO step (0 = the recipe's).")
     p.add_argument("--group", type=int, default=8, help="G, with --tasks-per-step.")
-    p.add_argument("--modes", default="basic,overall", help="Modes to run (comma-separated).")
+    p.add_argument("--modes", default=",".join(MODES), help=f"Modes to run (comma-separated, of {', '.join(MODES)}).")
     p.add_argument("--out-dir", default="runs/learning_webshop", help="Checkpoints and raw results.")
     p.add_argument(
         "--results",
@@ -313,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.steps:
         import yaml
 
-        args.steps = int((yaml.safe_load(_recipe("overall").read_text()) or {}).get("max_steps") or 200)
+        args.steps = int((yaml.safe_load(RECIPE.read_text()) or {}).get("max_steps") or 200)
     seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else [int(s) for s in args.seeds.split(",")]
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
@@ -337,15 +386,16 @@ def main(argv: list[str] | None = None) -> int:
     probe_run = _config("overall", args, seeds[0], out_dir / "probe", "tiny")
     cfg, mech = probe_run.train, probe_run.mechanisms
     setup = (
-        f"Recipe `{_recipe('overall').relative_to(ROOT)}`: {cfg.env_id} {json.dumps(cfg.env_kwargs)}, "
+        f"Recipe `{RECIPE.relative_to(ROOT)}`: {cfg.env_id} {json.dumps(cfg.env_kwargs)}, "
         f"{cfg.per_device_train_batch_size // cfg.num_generations} tasks x G={cfg.num_generations} per step, "
         f"lr {cfg.learning_rate}, max {cfg.max_turns} turns; overall = {', '.join(cfg.wrappers)}, "
-        f"alpha {mech['attribution'].attribution_alpha}, eta {mech['navigation'].experience_share}. Wall time "
+        f"alpha {mech['attribution'].attribution_alpha}, eta {mech['navigation'].experience_share}; a mode "
+        f"named after one mechanism runs it alone with these settings. Wall time "
         f"{(time.monotonic() - started) / 60:.1f} min on {os.cpu_count()} CPU cores."
     )
     results = Path(args.results)
     png = results.with_suffix(".png")
-    _plot(summary, png, f"WebShop held-out success, {len(seeds)} seed(s), mean ± std")
+    _plot(summary, png, f"WebShop product-held-out success, {len(seeds)} seed(s), mean ± std over seeds")
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(_markdown(summary, args, command, png, seeds, setup))
     (out_dir / "learning_webshop.json").write_text(json.dumps({"runs": runs, "summary": summary}, indent=1))

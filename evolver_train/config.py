@@ -29,7 +29,9 @@ from wrappers.plugin import json_mapping
 
 from .errors import ConfigError
 
-__all__ = ["EvolverGRPOConfig", "ConfigError"]
+__all__ = ["EvolverGRPOConfig", "ConfigError", "NO_TASK_SPLIT"]
+
+NO_TASK_SPLIT = "none"  # task_split value: no human task, the questioning pool holds every training task
 
 
 def _json_field(value: Any, name: str) -> dict[str, Any]:
@@ -72,7 +74,10 @@ class EvolverGRPOConfig(GRPOConfig):
     wrappers: list[str] = field(default_factory=list, metadata={
         "help": "Mechanisms to stack, innermost first: registered names (questioning, navigation, attribution, "
                 "or one of your own). Their settings are in their own sections below. Empty = plain GRPO."})
-    task_split: str = field(default="train", metadata={"help": "Split whose tasks are trained on."})
+    task_split: str = field(default="train", metadata={
+        "help": "Split whose tasks are trained on; 'none' = no human task at all: with questioning in wrappers, "
+                "every training task comes from its pool (questioning_pool filled by `evolver questions synthesize "
+                "--seed-split none`, or questioning_initial_tasks), and synthesis explores from goal-free starts."})
     num_train_tasks: int | None = field(default=None, metadata={
         "help": "Use only the first N tasks of the training split (fixed-task mode); None = all."})
     system_prompt: str | None = field(default=None, metadata={

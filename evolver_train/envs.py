@@ -21,10 +21,10 @@ import gymnasium as gym
 from evolver_gym.core import Task
 from wrappers.plugin import RunContext, TrainingHooks, get_mechanism
 
-from .config import ConfigError, EvolverGRPOConfig
+from .config import NO_TASK_SPLIT, ConfigError, EvolverGRPOConfig
 
-__all__ = ["TrainingEnvironment", "build_training_environment", "make_base_env", "shape_environment",
-           "mechanism_configs"]
+__all__ = ["TrainingEnvironment", "build_training_environment", "check_task_source", "make_base_env",
+           "shape_environment", "mechanism_configs"]
 
 
 def shape_environment(env: gym.Env, names: Sequence[str]) -> gym.Env:
@@ -82,6 +82,13 @@ def mechanism_configs(config: EvolverGRPOConfig, given: Mapping[str, Any] | None
     return out
 
 
+def check_task_source(task_split: str, wrappers: Sequence[str]) -> None:
+    """``task_split: none`` (no human task) needs the questioning mechanism: its pool holds every task."""
+    if task_split == NO_TASK_SPLIT and "questioning" not in wrappers:
+        raise ConfigError(f"task_split {NO_TASK_SPLIT!r} trains on synthesised tasks only: it needs questioning in "
+                          f"wrappers, got {list(wrappers)!r}")
+
+
 def build_training_environment(config: EvolverGRPOConfig,
                                mechanisms: Mapping[str, Any] | None = None) -> TrainingEnvironment:
     """The env factory (base env + mechanism layers), their hooks and the task lists for ``config``.
@@ -93,9 +100,11 @@ def build_training_environment(config: EvolverGRPOConfig,
     def base() -> gym.Env:
         return make_base_env(config.env_id, config.env_kwargs, config.observation_shaping)
 
+    check_task_source(config.task_split, config.wrappers)
     probe = base()
     unwrapped = probe.unwrapped
-    train_tasks = list(unwrapped.tasks(config.task_split))
+    # No human task at all: the questioning mechanism's pool holds every training task.
+    train_tasks = [] if config.task_split == NO_TASK_SPLIT else list(unwrapped.tasks(config.task_split))
     if config.num_train_tasks is not None:
         train_tasks = train_tasks[: config.num_train_tasks]
     eval_tasks = list(unwrapped.tasks(config.evolver_eval_split)) if config.evolver_eval_episodes else []

@@ -34,6 +34,7 @@ from typing import Any
 
 from trl import ModelConfig
 
+from .config import NO_TASK_SPLIT
 from .errors import (
     ConfigError,
     OneLineErrors,
@@ -208,6 +209,8 @@ def _check_run(run: RunConfig) -> None:
         check_local_path(model.model_name_or_path, "model_name_or_path", hub_names=True)
     if train.resume_from_checkpoint not in (None, "", "True", "true", True):
         check_local_path(str(train.resume_from_checkpoint), "resume_from_checkpoint")
+    if train.task_split == NO_TASK_SPLIT:
+        _check_no_task_split(run)
     if train.sft:
         _sft_config(run)
     if model.use_peft:
@@ -217,6 +220,20 @@ def _check_run(run: RunConfig) -> None:
             get_peft_config(model)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"LoRA settings: {' '.join(str(exc).split())}") from None
+
+
+def _check_no_task_split(run: RunConfig) -> None:
+    """``task_split: none`` trains on the questioning pool alone: the pool must have tasks to start from."""
+    from .envs import check_task_source
+
+    check_task_source(run.train.task_split, run.train.wrappers)
+    questioning = run.mechanisms["questioning"]
+    if not questioning.questioning_initial_tasks:
+        if not questioning.questioning_pool:
+            raise ConfigError(f"task_split {NO_TASK_SPLIT!r} needs tasks before the first step: set questioning_pool "
+                              f"to the pool.sqlite of `evolver questions synthesize --seed-split none`, or "
+                              f"questioning_initial_tasks")
+        check_local_path(questioning.questioning_pool, "questioning_pool")
 
 
 def _sft_config(run: RunConfig):
@@ -236,6 +253,9 @@ def _sft_config(run: RunConfig):
     for key in config.sft:
         if key not in known:
             raise unknown_key(key, sorted(known), "sft")
+    if config.task_split == NO_TASK_SPLIT and not config.sft.get("tasks_file"):
+        raise ConfigError(f"sft: task_split {NO_TASK_SPLIT!r} has no human task to demonstrate: set sft.tasks_file "
+                          f"(e.g. the tasks.jsonl of `evolver questions synthesize --seed-split none`)")
     try:
         return SFTConfig(**{**shared, **dict(config.sft)})
     except ConfigError as exc:

@@ -47,6 +47,9 @@ class QuestioningConfig:
     questioning_interval: int = field(default=0, metadata={
         "help": "Run a self-questioning synthesis cycle every K training steps; 0 = never."})
     questioning_new_tasks: int = field(default=8, metadata={"help": "Tasks asked of each synthesis cycle."})
+    questioning_initial_tasks: int = field(default=0, metadata={
+        "help": "Synthesise until the pool holds this many synthetic tasks before the first step (resumable); "
+                "with task_split none, the pool needs tasks before training starts."})
     questioning_synthesis: dict | str | None = field(default=None, metadata={
         "help": "SynthesisConfig fields (YAML mapping or JSON), e.g. {\"batch\": 16, \"max_rounds\": 2}; seed, "
                 "seed_split and add_seed_tasks come from the run."})
@@ -66,6 +69,8 @@ class QuestioningConfig:
         _check_fields(self.questioning_curriculum, CurriculumConfig, "questioning_curriculum")
         if not isinstance(self.questioning_interval, int) or self.questioning_interval < 0:
             raise ValueError(f"questioning_interval must be an int >= 0, got {self.questioning_interval!r}")
+        if not isinstance(self.questioning_initial_tasks, int) or self.questioning_initial_tasks < 0:
+            raise ValueError(f"questioning_initial_tasks must be an int >= 0, got {self.questioning_initial_tasks!r}")
         if not isinstance(self.questioning_new_tasks, int) or self.questioning_new_tasks < 1:
             raise ValueError(f"questioning_new_tasks must be an int >= 1, got {self.questioning_new_tasks!r}")
         if not self.questioning_info_key:
@@ -142,6 +147,12 @@ def attach(config: QuestioningConfig, run: RunContext) -> Attachment:
                                    **config.questioning_synthesis})
     # Offline training dedups lexically; embedding dedup would load a sentence embedder per run.
     synthesizer = build_synthesizer(run.probe, pool, synth_cfg, embedder=None)
+    if config.questioning_initial_tasks:
+        synthesizer.run(config.questioning_initial_tasks)
+    if not len(pool):
+        raise ValueError(f"the task pool {path} holds no task to train on (task_split {run.task_split!r}): fill it "
+                         f"with `evolver questions synthesize --seed-split none --out DIR` and set questioning_pool "
+                         f"to DIR/pool.sqlite, or set questioning_initial_tasks")
     key = config.questioning_info_key
 
     def task_sampler(n: int, seed: int | None) -> list[dict[str, Any]]:

@@ -1,0 +1,177 @@
+"""Self-questioning with no human task: explorations start from WebShop's goal-free start states, and
+what they buy becomes verifiable tasks on products no dev/test goal uses; a warm start can then learn
+from those tasks alone (``SFTConfig.tasks_file``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evolver_gym  # noqa: F401 - registers the environment ids
+from evolver_gym.core import Task, record_episode
+from evolver_gym.webshop import WebShopEnv
+from evolver_train.errors import ConfigError
+from evolver_train.sft import SFTConfig, read_tasks_file, train_sft
+from wrappers.questioning import SynthesisConfig, TaskPool, build_synthesizer, replay
+from wrappers.questioning.cli import main
+
+SHOP = {"num_products": 200, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
+
+
+@pytest.fixture(scope="module")
+def env():
+    return WebShopEnv(**SHOP)
+
+
+def test_an_exploration_start_has_no_goal_and_buying_scores_nothing_but_is_recorded(env):
+    start = env.exploration_tasks(3)[2]
+    assert (start.task_id, start.split, start.goal, start.reference, start.instruction) == (
+        "webshop/explore/2", "explore", {}, [], "")
+    assert env.exploration_tasks(3) == env.exploration_tasks(3)  # the same starts on every call
+    obs, info = env.reset(options={"task": start})
+    assert info["progress"] == 0.0 and info["available_actions"]["has_search_bar"]
+    product = env.tasks("train")[0].goal
+    env.step(f"search[{product['query']}]")
+    _, _, _, _, info = env.step(f"click[{product['asin'].lower()}]")
+    assert info["progress"] == 0.0  # no goal: no progress signal to follow
+    _, reward, terminated, _, info = env.step("click[buy now]")
+    assert terminated and reward == 0.0 and info["success"] is False
+    assert info["evaluation"]["purchased"]["asin"] == product["asin"]
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match=f"exploration_tasks needs n >= 1, got {bad!r}"):
+            env.exploration_tasks(bad)
+
+
+def test_what_an_exploration_buys_becomes_a_task_that_its_reference_solves(env):
+    start = env.exploration_tasks(1)[0]
+    product = env.tasks("train")[0].goal
+    actions = iter([f"search[{product['query']}]", f"click[{product['asin'].lower()}]", "click[buy now]"])
+    traj = record_episode(env, lambda obs, info: next(actions), options={"task": start}, task=start)
+    task = env.hindsight_task(traj)
+    assert task is not None and task.parent_id == start.task_id and task.goal["asin"] == product["asin"]
+    assert replay(WebShopEnv(**SHOP), task, task.reference).success
+
+
+def test_synthesis_from_no_human_task_stays_off_held_out_products(env):
+    pool = TaskPool(None)
+    config = SynthesisConfig(batch=32, seed=3, seed_split="none", embedding_threshold=None, leakage_cosine=None)
+    synth = build_synthesizer(env, pool, config, embedder=None)
+    assert {t.split for t in synth.seed_tasks} == {"explore"} and len(synth.seed_tasks) == 32
+    synth.run(40)
+    assert len(pool) == 40  # the goal-free starts never enter the pool: only what was proposed
+    tasks = pool.tasks(origin="synthetic")
+    held_out = {t.goal["asin"] for split in ("dev", "test") for t in env.tasks(split)}
+    human = {t.instruction for t in env.tasks("train")}
+    assert all(t.parent_id.startswith("webshop/explore/") for t in tasks)
+    assert not {t.goal["asin"] for t in tasks} & held_out
+    assert not {t.instruction for t in tasks} & human
+    fresh = WebShopEnv(**SHOP)
+    assert all(replay(fresh, t, t.reference).success for t in tasks)
+    # Goals no human wrote: products that carry no train goal are among them.
+    train_products = {t.goal["asin"] for t in env.tasks("train")}
+    assert {t.goal["asin"] for t in tasks} - train_products
+
+
+def test_an_env_without_exploration_starts_is_refused_by_name():
+    class NoStarts:
+        unwrapped = None
+
+        def tasks(self, split):
+            return []
+
+    bare = NoStarts()
+    bare.unwrapped = bare
+    with pytest.raises(ValueError, match="seed_split 'none' needs an environment with exploration_tasks.*NoStarts"):
+        build_synthesizer(bare, TaskPool(None), SynthesisConfig(seed_split="none"), embedder=None)
+
+
+def test_cli_synthesizes_from_no_human_task_and_refuses_an_unknown_split(tmp_path):
+    out = tmp_path / "none"
+    args = ["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12", "--batch", "16",
+            "--no-embeddings", "--quiet"]
+    assert main([*args, "--seed-split", "none", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and all(r["parent_id"].startswith("webshop/explore/") for r in rows)
+    from evolver_train.cli import main as evolver
+
+    bad = tmp_path / "bad"
+    assert evolver(["questions", *args, "--seed-split", "nosuch", "--out", str(bad)]) == 2
+    assert not bad.exists()  # a refused command leaves no folder behind
+
+
+def test_a_warm_start_learns_from_synthesised_tasks_only(tmp_path, env):
+    pool = TaskPool(None)
+    build_synthesizer(env, pool, SynthesisConfig(batch=32, seed_split="none", embedding_threshold=None,
+                                                 leakage_cosine=None), embedder=None).run(16)
+    path = tmp_path / "tasks.jsonl"
+    pool.export_jsonl(path, origin="synthetic")
+    tasks = read_tasks_file(path, "evolver/WebShop-v0")
+    assert len(tasks) == 16 and all(isinstance(t, Task) for t in tasks)
+    common = dict(env_kwargs=SHOP, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  batch_size=4, max_steps=2, num_demonstrations=8, log_every=1)
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), **common))
+    from evolver_train.policy import load_policy
+
+    _, tokenizer = load_policy(out)
+    # The vocabulary comes from the synthesised tasks (and the shop), not from the human train goals.
+    words = tasks[0].instruction.split()[:6]
+    assert tokenizer.unk_token_id not in tokenizer(" ".join(words), add_special_tokens=False)["input_ids"]
+    assert json.loads((out / "sft_config.json").read_text())["tasks_file"] == str(path)
+
+
+def test_a_bad_tasks_file_is_refused_in_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="tasks_file: no such file or folder .*nosuch.jsonl"):
+        SFTConfig(tasks_file=str(tmp_path / "nosuch.jsonl"))
+    wrong_env = tmp_path / "arena.jsonl"
+    wrong_env.write_text(json.dumps({"task_id": "a/0", "env_id": "evolver/Other-v0", "instruction": "x"}) + "\n")
+    with pytest.raises(ConfigError, match="line 1 is a task of 'evolver/Other-v0', not of env_id"):
+        read_tasks_file(wrong_env, "evolver/WebShop-v0")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"task_id": "a/0"}\n')
+    with pytest.raises(ConfigError, match="line 1 is not a task: task dict lacks required keys"):
+        read_tasks_file(broken, "evolver/WebShop-v0")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ConfigError, match="holds no task"):
+        read_tasks_file(empty, "evolver/WebShop-v0")
+
+
+def test_train_with_no_human_task_learns_from_the_synthesised_pool_alone(tmp_path, capsys):
+    from evolver_train.train_cli import main as train
+
+    questions = tmp_path / "questions"
+    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+                 "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--out", str(questions)]) == 0
+    sft = {"tasks_file": str(questions / "tasks.jsonl"), "num_demonstrations": 8, "max_steps": 2, "max_minutes": 0,
+           "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "batch_size": 4}
+    out = tmp_path / "run"
+    common = ["--model_name_or_path", "tiny", "--env_kwargs", json.dumps(SHOP), "--task_split", "none",
+              "--wrappers", "questioning",
+              "--max_steps", "1", "--per_device_train_batch_size", "4", "--num_generations", "2",
+              "--evolver_eval_episodes", "0", "--max_turns", "3", "--max_episode_tokens", "200",
+              "--max_turn_tokens", "12", "--report_to", "none", "--save_strategy", "no"]
+    rc = train([*common, "--output_dir", str(out), "--sft", json.dumps(sft),
+                "--questioning_pool", str(questions / "pool.sqlite")])
+    assert rc == 0 and (out / "model.safetensors").exists()
+    printed = capsys.readouterr().out
+    assert "mechanisms: questioning" in printed and "synth 1.00" in printed  # every rollout on a synthesised task
+    pool = TaskPool(questions / "pool.sqlite")
+    assert pool.tasks(origin="seed", status=None) == [] and len(pool) == 12  # no human task entered the pool
+    pool.close()
+    # Refused in one line, before anything is written: no questioning, no pool, a warm start with nothing to show.
+    from evolver_train.cli import main as evolver
+
+    refusals = {
+        "needs questioning in wrappers, got ['navigation']": ["--wrappers", "navigation"],
+        "needs tasks before the first step: set questioning_pool": [],
+        "questioning_pool: no such file or folder": ["--questioning_pool", str(tmp_path / "nosuch.sqlite")],
+        "sft: task_split 'none' has no human task to demonstrate": [
+            "--questioning_pool", str(questions / "pool.sqlite"), "--sft", json.dumps({"max_steps": 1})],
+    }
+    for message, extra in refusals.items():
+        before = sorted(tmp_path.rglob("*"))
+        assert evolver(["train", *common, "--output_dir", str(tmp_path / "refused"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+        assert sorted(tmp_path.rglob("*")) == before

@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/questioning_synthesis.py [--env evolver/WebShop-v0] [--n 200] [--batch 64]
         [--no-embeddings] [--seed 0] [--leakage-targets auto|all|keys|off]
-        [--env-kwargs '{"split_scheme": "product"}']
+        [--env-kwargs '{"split_scheme": "product"}'] [--seed-split none] [--max-rounds 400]
 
 Model-free exploration (random over the available actions on WebShop; API calls as Python cells,
 ``CodeExplorer``, on AppWorld), the hindsight proposer (no model), lexical dedup, leakage guard
@@ -35,6 +35,9 @@ def main() -> None:
     p.add_argument("--leakage-targets", default="auto", choices=["auto", "all", "keys", "off"],
                    help="SynthesisConfig.leakage_targets")
     p.add_argument("--env-kwargs", type=json.loads, default={}, help="JSON keyword arguments of gym.make")
+    p.add_argument("--seed-split", default="train",
+                   help="SynthesisConfig.seed_split ('none': explore from goal-free starts, no human task)")
+    p.add_argument("--max-rounds", type=int, default=200, help="SynthesisConfig.max_rounds")
     args = p.parse_args()
 
     t0 = time.perf_counter()
@@ -44,7 +47,8 @@ def main() -> None:
     cfg = SynthesisConfig(batch=args.batch, seed=args.seed,
                           embedding_threshold=None if embedder is None else 0.92,
                           leakage_cosine=None if embedder is None else 0.9,
-                          leakage_targets=args.leakage_targets)
+                          leakage_targets=args.leakage_targets, seed_split=args.seed_split,
+                          max_rounds=args.max_rounds)
     pool = TaskPool(None)
     t1 = time.perf_counter()
     synth = build_synthesizer(env, pool, cfg, embedder=embedder)
@@ -55,6 +59,7 @@ def main() -> None:
     rates = {name: round(st["accepted"] / st["in"], 3) for name, st in report["stages"].items() if st["in"]}
     print(json.dumps({
         "env": args.env, "env_kwargs": args.env_kwargs, "leakage_targets": args.leakage_targets,
+        "seed_split": args.seed_split,
         "explorer": type(synth.explorer.policy).__name__, "n": args.n, "batch": args.batch,
         "embeddings": embedder is not None, "admitted": admitted,
         "setup_s (env + embedder load)": round(setup_s, 2), "synthesis_s (incl. pipeline build)": round(run_s, 2),

@@ -134,10 +134,11 @@ class Synthesizer:
 
         candidates: list[Candidate] = []
         verdicts: list[str | None] = []
+        children = self._children()  # read once a round: the pool only grows at the round's end
         for traj in trajs:
             if not traj.steps:
                 continue
-            existing = [t.instruction for t in self._children(traj.task.task_id)]
+            existing = list(children.get(traj.task.task_id, []))
             existing += [c.task.instruction for c in candidates if c.task.parent_id == traj.task.task_id]
             for proposer in self.proposers:
                 cands, why = proposer.propose(traj, existing)
@@ -179,8 +180,13 @@ class Synthesizer:
         return [c.task.task_id for c in admitted]
 
     # -- helpers -------------------------------------------------------------------------
-    def _children(self, parent_id: str) -> list[Task]:
-        return [t for t in self.pool.tasks(origin="synthetic", status=None) if t.parent_id == parent_id]
+    def _children(self) -> dict[str, list[str]]:
+        """The instructions of the pool's synthetic tasks, by parent task id."""
+        out: dict[str, list[str]] = {}
+        for t in self.pool.tasks(origin="synthetic", status=None):
+            if t.parent_id is not None:
+                out.setdefault(t.parent_id, []).append(t.instruction)
+        return out
 
     @staticmethod
     def _tally(stage: dict[str, Any], verdict: str | None) -> None:

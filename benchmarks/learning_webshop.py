@@ -225,8 +225,11 @@ def _summarise(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
     basic = runs.get("basic") or {}
     for mode, block in out.items():
         if mode != "basic" and basic and set(basic) == set(runs[mode]):
+            # Paired t over seeds; with one seed there is no spread over seeds, only the evaluation's noise.
+            method = "t" if len(basic) > 1 else "bootstrap"
             block["vs_basic"] = difference_interval({s: r["curve"][-1]["successes"] for s, r in runs[mode].items()},
-                                                    {s: r["curve"][-1]["successes"] for s, r in basic.items()})
+                                                    {s: r["curve"][-1]["successes"] for s, r in basic.items()},
+                                                    method=method)
     if "basic" in out and max(out["basic"]["mean"]) > 0:
         # (A baseline that never succeeds has no best to reach: steps@.9 is then undefined.)
         target = 0.9 * max(out["basic"]["mean"])
@@ -299,7 +302,8 @@ def _markdown(
         f"Seeds {seeds}; {args.steps} GRPO steps per run; held-out success = {args.eval_episodes} dev goals, "
         f"one episode each at temperature 1, no experience in the prompt (evaluation sample "
         f"{', '.join(samples)}). Success: mean of the per-seed means [95% Student t interval over seeds; "
-        "with one seed, the Wilson interval over episodes]; difference to basic: paired t over seeds.",
+        "with one seed, the Wilson interval over episodes]; difference to basic: paired t over seeds (with "
+        "one seed, a bootstrap over the evaluation's episodes).",
         "",
         "| mode | step 0 (warm start) | final | final − basic | steps@.9 | mechanism metrics (mean over steps) "
         "| train min |",
@@ -317,6 +321,7 @@ def _markdown(
         else:
             lo, hi = diff["interval"]
             versus = f"{diff['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            versus += " (episodes)" if diff["method"] == "bootstrap" else ""
         lines.append(
             f"| {LABELS[mode]} | {_interval(b['start'])} | {_interval(b['final'])} | {versus} | {at90} | "
             f"{_metrics(b['metrics'])} | {statistics.fmean(b['train_seconds']) / 60:.1f} |"

@@ -76,3 +76,4 @@ def test_cli_search_stats_export(built, tmp_path, capsys):
     out = tmp_path / "x.jsonl"
     assert cli_main(["export", "--uri", uri, "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == len(pool)
+

@@ -55,9 +55,16 @@ class NavigationConfig:
                 "experience span from the training prompt and use experience_clip_high for those rows."})
     experience_clip_high: float = field(default=0.6, metadata={
         "help": "Upper clip of the ratio for stripped experience rows when A > 0 (AgentEvolver 0.6)."})
+    experience_warmup_tasks: int = field(default=0, metadata={
+        "help": "Before the first step, fill an empty pool from the environment oracle's rollouts of the first N "
+                "training tasks, summarised offline (`evolver experience build --policy oracle`); 0 = start from "
+                "the pool as it is. Training episodes of a new policy rarely succeed, so an empty pool can stay "
+                "empty for a whole short run."})
     experience_info_key: str = field(default="experience", metadata={"help": "The info key the wrapper writes."})
 
     def __post_init__(self) -> None:
+        if not isinstance(self.experience_warmup_tasks, int) or self.experience_warmup_tasks < 0:
+            raise ValueError(f"experience_warmup_tasks must be an int >= 0, got {self.experience_warmup_tasks!r}")
         if self.experience_top_k is not None and (not isinstance(self.experience_top_k, int)
                                                   or self.experience_top_k < 1):
             raise ValueError(f"experience_top_k must be a positive int or None, got {self.experience_top_k!r}")
@@ -161,6 +168,14 @@ def attach(config: NavigationConfig, run: RunContext) -> Attachment:
     pool_settings = {"top_k": config.experience_top_k, "threshold": config.experience_threshold}
     pool = ExperiencePool(PoolConfig(uri=uri, **{k: v for k, v in pool_settings.items() if v is not None}))
     summarizer = OfflineSummarizer(min_score=config.experience_summarizer_min_score)
+    if config.experience_warmup_tasks and not len(pool):
+        if run.probe is None or not callable(getattr(run.probe.unwrapped, "oracle", None)):
+            raise ValueError("experience_warmup_tasks needs an environment with an oracle(task) to roll out")
+        from .warmup import build_pool, oracle_policy
+
+        # One oracle rollout per task: the oracle is deterministic, more would summarise the same episode.
+        build_pool(run.probe, oracle_policy(run.probe), pool, summarizer,
+                   tasks=run.train_tasks[: config.experience_warmup_tasks], rollouts_per_task=1, seed=run.seed)
     hooks = training_hooks(config, pool, summarizer)
 
     def layer(env: Any) -> Any:

@@ -225,7 +225,7 @@ class WebShopEnv(gym.Env[str, str]):
             task = Task.from_dict(
                 options["task"] if isinstance(options["task"], Task) else dict(options["task"])
             )
-            if not task.goal:  # an exploration start: no goal to check
+            if not task.goal and task.split == EXPLORE_SPLIT:  # a goal-free start (exploration_tasks)
                 return task
             missing = [k for k in _GOAL_KEYS if k not in task.goal]
             if missing:

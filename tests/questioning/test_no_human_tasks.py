@@ -38,6 +38,10 @@ def test_an_exploration_start_has_no_goal_and_buying_scores_nothing_but_is_recor
     _, reward, terminated, _, info = env.step("click[buy now]")
     assert terminated and reward == 0.0 and info["success"] is False
     assert info["evaluation"]["purchased"]["asin"] == product["asin"]
+    # Only an exploration start may lack a goal: any other task without one is still refused.
+    goalless = Task(task_id="webshop/train/x", env_id="evolver/WebShop-v0", instruction="buy socks")
+    with pytest.raises(ValueError, match="WebShop task 'webshop/train/x' goal lacks"):
+        env.reset(options={"task": goalless})
     for bad in (0, -1, 2.5):
         with pytest.raises(ValueError, match=f"exploration_tasks needs n >= 1, got {bad!r}"):
             env.exploration_tasks(bad)

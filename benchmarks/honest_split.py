@@ -139,12 +139,10 @@ def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
     import gymnasium as gym
 
     import evolver_gym  # noqa: F401  (registers the environment ids)
+    from evolver_gym.core import Task, read_jsonl, write_jsonl
 
     env = gym.make(ENV_ID, **kwargs).unwrapped
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(Path(tasks_file).read_text(encoding="utf-8").rstrip("\n") + "\n")
-        for task in env.tasks("train"):
-            fh.write(task.to_json() + "\n")
+    write_jsonl(path, [*read_jsonl(tasks_file, Task), *env.tasks("train")])
 
 
 def main() -> None:

@@ -169,7 +169,7 @@ def read_tasks_file(path: str | Path, env_id: str) -> list[Task]:
             if not line.strip():
                 continue
             try:
-                task = Task.from_dict(json.loads(line))
+                task = Task.from_json(line)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"tasks_file {str(path)!r} line {number} is not a task: "
                                   f"{' '.join(str(exc).split())[:200]}") from None

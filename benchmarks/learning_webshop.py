@@ -138,7 +138,7 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
     config = run.train
     built = build_training_environment(config, run.mechanisms)
     model, tokenizer = load_model(run)
-    probe = built.env_factory()
+    probe = built.base_env_factory()
     dev = probe.unwrapped.tasks("dev")[: args.eval_episodes]
     probe.close()
     curve: list[dict[str, float]] = []

@@ -52,13 +52,19 @@ def make_base_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,
 
 @dataclass
 class TrainingEnvironment:
-    """What a training run needs from the environment side."""
+    """What a training run needs from the environment side.
+
+    ``env_factory`` makes the training environment (base env and mechanism layers); ``base_env_factory``
+    the base env alone, for work that must not reach the mechanisms (the tiny tokenizer's oracle
+    episodes would otherwise count as successes in the curriculum and feed the experience pool).
+    """
 
     env_factory: Callable[[], gym.Env]
     hooks: list[TrainingHooks]
     train_tasks: list[Task]
     eval_tasks: list[Task]
     services: dict[str, Any] = field(default_factory=dict)
+    base_env_factory: Callable[[], gym.Env] | None = None
 
     @property
     def samples_tasks(self) -> bool:
@@ -128,4 +134,4 @@ def build_training_environment(config: EvolverGRPOConfig,
         return env
 
     return TrainingEnvironment(env_factory=factory, hooks=hooks, train_tasks=train_tasks, eval_tasks=eval_tasks,
-                               services=services)
+                               services=services, base_env_factory=base)

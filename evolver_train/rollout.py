@@ -333,7 +333,9 @@ class Episode:
     ``reset_info`` and ``final_info`` carry every mechanism's payload (read them with the payload
     classes' ``from_info``); ``labels`` are the step rewards a mechanism read from ``final_info``;
     ``clip_high`` is set when a mechanism trained this row on an edited prompt, and ``trained_edit``
-    is then the index of that mechanism's edit in ``prompt_edits``.
+    is then the index of that mechanism's edit in ``prompt_edits``. ``ended_by`` says what ended it:
+    ``"env"`` (the environment terminated or truncated it), ``"turn_cap"`` (``max_turns``) or
+    ``"token_budget"`` (``max_episode_tokens``); the environment never saw the last two end.
     """
 
     spec: RowSpec
@@ -349,6 +351,7 @@ class Episode:
     invalid_actions: int = 0
     terminated: bool = False
     truncated: bool = False
+    ended_by: str = "env"
     stripped: bool = False
     clip_high: float | None = None
     trained_edit: int | None = None
@@ -360,7 +363,7 @@ class Episode:
         task = Task.from_dict(self.spec.task) if not isinstance(self.spec.task, Task) else self.spec.task
         return Trajectory(task=task, steps=list(self.steps), success=self.success, score=self.score,
                           terminated=self.terminated, truncated=self.truncated, tokens=self.tokens,
-                          metadata={"reset_info": self.reset_info})
+                          metadata={"reset_info": self.reset_info, "ended_by": self.ended_by})
 
 
 class EnvPool:
@@ -461,7 +464,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         for i in active:
             room = max_episode_tokens - len(episodes[i].tokens.completion_ids) - 1  # keep room for an EOS
             if room < 1:
-                episodes[i].truncated = True
+                episodes[i].truncated, episodes[i].ended_by = True, "token_budget"
                 continue
             runnable.append(i)
             caps.append(min(max_turn_tokens, room))
@@ -496,7 +499,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
                 continue
             delta = codec.observation_ids(obs)
             if len(ep.tokens.completion_ids) + len(delta) + 2 > max_episode_tokens:
-                ep.truncated = True  # the next observation would not leave room for an action
+                ep.truncated, ep.ended_by = True, "token_budget"  # no room for the next observation and an action
                 continue
             ep.tokens.extend(delta, model=False, step=-1)
             contexts[i].extend(delta)
@@ -504,7 +507,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             still_active.append(i)
         active = still_active
     for i in active:  # reached max_turns
-        episodes[i].truncated = True
+        episodes[i].truncated, episodes[i].ended_by = True, "turn_cap"
 
     for ep, rs in zip(episodes, rewards):
         info = ep.final_info

@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         run.model.model_name_or_path = run_warm_start(run)
     built = build_training_environment(config, run.mechanisms)
-    probe = built.env_factory() if run.model.model_name_or_path == "tiny" else None
+    probe = built.base_env_factory() if run.model.model_name_or_path == "tiny" else None
     model, tokenizer = load_model(run, probe, built.train_tasks)
     if probe is not None:
         probe.close()

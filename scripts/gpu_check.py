@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     config = run.train
     config.sft, config.wrappers = None, []  # a few plain GRPO steps: no warm start, no mechanisms
     built = build_training_environment(config, {})
-    probe = built.env_factory() if run.model.model_name_or_path == "tiny" else None
+    probe = built.base_env_factory() if run.model.model_name_or_path == "tiny" else None
     model, tok = load_model(run, probe, built.train_tasks)
     peft = get_peft_config(run.model)
     trainer = EvolverGRPOTrainer(model, config, built.env_factory, tasks=built.train_tasks, processing_class=tok,

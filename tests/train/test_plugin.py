@@ -176,3 +176,26 @@ def test_experience_context_needs_reset_before_step_and_writes_its_info_key(tmp_
     _, _, _, _, info = env.step("guess[3]")
     assert ExperiencePayload.from_info(info, "memo") == payload
     pool.close()
+
+
+
+def test_episodes_the_trainer_cuts_are_recorded_as_failures_in_the_curriculum(tmp_path):
+    """Two turns never finish a WebShop purchase: the trainer's turn cap ends every episode before the env
+    does, so the questioning layer never sees one end. The trainer's hook records each as a failure."""
+    import json
+
+    from evolver_train.train_cli import main as train
+    from wrappers.questioning import TaskPool
+
+    pool_path = tmp_path / "pool.sqlite"
+    shop = {"num_products": 200, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
+    rc = train(["--model_name_or_path", "tiny", "--env_kwargs", json.dumps(shop), "--output_dir", str(tmp_path / "out"),
+                "--wrappers", "questioning", "--questioning_pool", str(pool_path),
+                "--per_device_train_batch_size", "4", "--num_generations", "2", "--max_steps", "2",
+                "--max_turns", "2", "--max_episode_tokens", "200", "--max_turn_tokens", "8",
+                "--evolver_eval_episodes", "0", "--report_to", "none", "--save_strategy", "no"])
+    assert rc == 0
+    pool = TaskPool(str(pool_path))
+    outcomes = [v for history in pool.histories().values() for v in history]
+    pool.close()
+    assert outcomes == [0.0] * 8  # 2 steps x 4 episodes, each recorded once, as a failure

@@ -8,8 +8,10 @@
   ``questioning_interval`` steps, and the task pool's checkpoint state.
 * ``MECHANISM`` - the registry entry (name ``questioning``).
 
-Metrics: ``tasks/synthetic_rate`` (share of the step's rollouts on a synthesised task), and per
-synthesis cycle ``tasks/cycles``, ``tasks/generated``, ``tasks/accepted``.
+Metrics: ``tasks/synthetic_rate`` (share of the step's rollouts on a synthesised task),
+``tasks/cut_recorded`` (episodes the trainer cut by its turn cap or token budget, recorded in the
+curriculum as failures: the layer never saw them end), and per synthesis cycle ``tasks/cycles``,
+``tasks/generated``, ``tasks/accepted``.
 
 Reads: ``info["task"]`` and the outcome (``success``) of each episode. Writes:
 ``info[questioning_info_key]`` on reset and every step.
@@ -169,11 +171,25 @@ def attach(config: QuestioningConfig, run: RunContext) -> Attachment:
         return {"tasks/cycles": 1.0, "tasks/generated": float(generated),
                 "tasks/accepted": float(report.get("admitted", 0) - admitted_before)}
 
+    def on_episodes(trajectories: list[Any]) -> dict[str, float]:
+        # An episode the trainer cut (turn cap, token budget) never reached the layer's end of episode, so
+        # its failure is recorded here; otherwise the curriculum would see only the tasks the policy finishes.
+        cut = 0
+        for traj in trajectories:
+            payload = QuestioningPayload.from_info(traj.metadata.get("reset_info") or {}, key)
+            if traj.metadata.get("ended_by", "env") == "env" or payload is None:
+                continue
+            if payload.task_id in pool:
+                curriculum.update(payload.task_id, False)
+                cut += 1
+        return {"tasks/cut_recorded": float(cut)}
+
     def episode_metrics(episodes: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, float]:
         payloads = [QuestioningPayload.from_info(reset, key) for reset, _ in episodes]
         return {"tasks/synthetic_rate": sum(bool(p and p.synthetic) for p in payloads) / max(len(payloads), 1)}
 
-    hooks = TrainingHooks(name="questioning", task_sampler=task_sampler, on_step_end=on_step_end,
+    hooks = TrainingHooks(name="questioning", task_sampler=task_sampler, on_episodes=on_episodes,
+                          on_step_end=on_step_end,
                           episode_metrics=episode_metrics, progress={"tasks/synthetic_rate": "synth"},
                           stateful={"task_pool": _TaskPoolState(pool, rng)})
 

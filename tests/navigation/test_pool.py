@@ -127,6 +127,8 @@ def test_second_process_gets_a_clear_error_while_pool_is_open(tmp_path, embedder
             ExperiencePool(uri={uri!r}, dim={embedder.dim})
         """)
     assert res.returncode != 0 and "cannot open the experience pool" in res.stderr
+    assert "another process holds it" in res.stderr  # the cause, named
+    assert "Failed to start MilvusLite server" not in res.stderr  # milvus-lite's own traceback stays quiet
 
 
 def test_kill_during_inserts_loses_nothing_acknowledged(tmp_path, embedder):

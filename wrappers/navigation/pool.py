@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,24 @@ _LITE_LOCK = threading.Lock()
 _MAX_MERGED_SOURCES = 20
 _INDEX_TYPES = ("auto", "FLAT", "HNSW", "IVF_FLAT")
 _CONSISTENCY = ("Session", "Strong", "Bounded", "Eventually")
+
+
+def _held_by_another_process(lock: Path) -> bool:
+    """Whether another process holds milvus-lite's exclusive lock on ``lock`` (flock, as milvus-lite takes it)."""
+    if os.name != "posix" or not lock.exists():
+        return False
+    import fcntl
+
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -276,12 +295,20 @@ class ExperiencePool:
 
         if self._lite_path is not None:
             Path(self._lite_path).parent.mkdir(parents=True, exist_ok=True)
-            lock = Path(self._lite_path) / "LOCK"
+            # milvus-lite logs its own traceback before pymilvus raises a vaguer error; ours says why in one line.
+            quiet = logging.getLogger("milvus_lite.server_manager")
+            level = quiet.level
+            quiet.setLevel(logging.CRITICAL)
             try:
                 client = MilvusClient(self._lite_path)
             except Exception as exc:
-                hint = f" (another process may hold {lock})" if lock.exists() else ""
-                raise RuntimeError(f"cannot open the experience pool {self._lite_path!r}{hint}: {exc}") from exc
+                if _held_by_another_process(Path(self._lite_path) / "LOCK"):
+                    raise RuntimeError(f"cannot open the experience pool {self._lite_path!r}: another process holds "
+                                       f"it (milvus-lite allows one process per pool; stop that process or use a "
+                                       f"Milvus server)") from exc
+                raise RuntimeError(f"cannot open the experience pool {self._lite_path!r}: {exc}") from exc
+            finally:
+                quiet.setLevel(level)
             with _LITE_LOCK:
                 _LITE_REFS[self._lite_path] = _LITE_REFS.get(self._lite_path, 0) + 1
             return client

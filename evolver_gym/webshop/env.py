@@ -70,6 +70,11 @@ class WebShopEnv(gym.Env[str, str]):
         invalid_action_feedback: Append the reason to the observation after an invalid action
             (``False`` gives upstream's silent no-op).
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the current observation).
+        sponsored_results: Sponsored products listed ahead of every search's matches (0 = none, as
+            WebShop). They are drawn by the query from the products it does not match, so they never
+            help: with 10 (a page), the first results page is all distractors and the agent must page
+            on with ``click[next >]``. Longer, sparser episodes for credit-assignment studies; task
+            references and the oracle page past them.
 
     ``info`` keys: ``task`` (public task dict), ``instruction``, ``step``, ``action_valid``,
     ``available_actions`` (``{"has_search_bar", "clickables"}``), ``progress`` (privileged: the
@@ -111,6 +116,7 @@ class WebShopEnv(gym.Env[str, str]):
         noun_tagger: str = "auto",
         invalid_action_feedback: bool = True,
         render_mode: str | None = None,
+        sponsored_results: int = 0,
     ):
         if not isinstance(num_products, int) or num_products < 1:
             raise ValueError(f"num_products must be a positive int, got {num_products!r}")
@@ -126,8 +132,10 @@ class WebShopEnv(gym.Env[str, str]):
             raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self._world_kwargs = dict(num_products=num_products, seed=int(seed), goals=goals, data_dir=data_dir,
-                                  index_dir=index_dir, noun_tagger=noun_tagger)
+        if not isinstance(sponsored_results, int) or isinstance(sponsored_results, bool) or sponsored_results < 0:
+            raise ValueError(f"sponsored_results must be an int >= 0, got {sponsored_results!r}")
+        self._shop_kwargs = dict(num_products=num_products, seed=int(seed), goals=goals, data_dir=data_dir,
+                                 index_dir=index_dir, noun_tagger=noun_tagger, sponsored_results=sponsored_results)
         self.world: World = get_world(
             num_products=num_products,
             seed=int(seed),
@@ -137,6 +145,7 @@ class WebShopEnv(gym.Env[str, str]):
             noun_tagger=noun_tagger,
         )
         self.catalog = self.world.catalog
+        self.sponsored_results = sponsored_results
         self.split_scheme = split_scheme
         self.splits = self.catalog.splits_for(split_scheme)
         self.catalog_seed, self.max_steps, self.observation_mode = int(seed), max_steps, observation_mode
@@ -171,7 +180,7 @@ class WebShopEnv(gym.Env[str, str]):
             reference: list[str] = []
             if len(self.catalog) <= _REFERENCE_LIMIT or split != "train":
                 try:
-                    reference = oracle_actions(self.world, goal, goal["instruction_text"])
+                    reference = oracle_actions(self.world, goal, goal["instruction_text"], self.sponsored_results)
                 except LookupError:  # never seen on generated catalogs; real data may hold such goals
                     reference = []
             task = Task(
@@ -259,7 +268,7 @@ class WebShopEnv(gym.Env[str, str]):
         if scheme == self.split_scheme:
             return self
         if scheme not in self._other_schemes:
-            self._other_schemes[scheme] = WebShopEnv(**self._world_kwargs, split_scheme=scheme)
+            self._other_schemes[scheme] = WebShopEnv(**self._shop_kwargs, split_scheme=scheme)
         return self._other_schemes[scheme]
 
     # -- gym API -------------------------------------------------------------------------------
@@ -323,7 +332,7 @@ class WebShopEnv(gym.Env[str, str]):
             keywords = arg.split()
             if not keywords:
                 return "search[...] needs keywords inside the brackets", 0.0, False
-            results = self.world.engine.search(" ".join(keywords))
+            results = self.world.search(" ".join(keywords), self.sponsored_results)
             self._state = PageState(page="results", keywords=keywords, results=results, visited=state.visited)
             return None, 0.0, False
         if name != "click":
@@ -426,7 +435,7 @@ class WebShopEnv(gym.Env[str, str]):
     def oracle(self, task: Task | dict[str, Any]) -> list[str]:
         """Actions that solve ``task`` from the search page (reward 1.0 for catalog goals)."""
         task = Task.from_dict(task if isinstance(task, Task) else dict(task))
-        return oracle_actions(self.world, task.goal, task.instruction)
+        return oracle_actions(self.world, task.goal, task.instruction, self.sponsored_results)
 
     def profile(self) -> dict[str, Any]:
         """What a task proposer needs to know: entities, attributes, options and operations."""
@@ -506,7 +515,7 @@ class WebShopEnv(gym.Env[str, str]):
             "goal_options": list(chosen.values()),
             "weight": 1,
         }
-        reference = oracle_actions(self.world, goal, goal["instruction_text"])
+        reference = oracle_actions(self.world, goal, goal["instruction_text"], self.sponsored_results)
         parent = trajectory.task
         return parent.derive(
             instruction=goal["instruction_text"],
@@ -567,7 +576,7 @@ class WebShopEnv(gym.Env[str, str]):
         key = tuple(str(a) for a in actions)
         if key not in self._purchases:
             if self._scratch is None:
-                self._scratch = WebShopEnv(**self._world_kwargs, max_steps=10_000)
+                self._scratch = WebShopEnv(**self._shop_kwargs, max_steps=10_000)
             scratch, bought = self._scratch, None
             scratch.reset(options={"task": scratch._make_task(*self._any_split())})
             for action in key:  # the dynamics alone: no page rendering or progress signal needed

@@ -60,8 +60,9 @@ def option_clicks(product: dict[str, Any], goal_options: Any) -> list[str]:
     return [f"click[{v}]" for v in assign(0, frozenset())]
 
 
-def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[str]:
-    """A shortest-known action list that earns the goal's best reward (1.0 for catalog goals)."""
+def oracle_actions(world: Any, goal: dict[str, Any], instruction: str, sponsored: int = 0) -> list[str]:
+    """A shortest-known action list that earns the goal's best reward (1.0 for catalog goals), in a
+    shop that lists ``sponsored`` sponsored products ahead of every search's matches."""
     asin = goal["asin"]
     product = world.catalog.by_asin[asin]
     # The instruction first (what a user would type); then ever more specific texts of the product,
@@ -75,7 +76,7 @@ def oracle_actions(world: Any, goal: dict[str, Any], instruction: str) -> list[s
     for query in (search_arg(q) for q in queries):
         if not query:
             continue
-        results = world.engine.search(query)
+        results = world.search(query, sponsored)
         if asin in results:
             rank = results.index(asin)
             return (

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import make_random
 from .catalog import Catalog, load_catalog
 from .reward import NounTagger, get_reward
 from .search import SearchEngine
@@ -36,6 +37,22 @@ class World:
 
     def asin_from_click(self, name: str) -> str | None:
         return self._lower.get(name)
+
+    def search(self, query: str, sponsored: int = 0) -> list[str]:
+        """The result list a search shows: ``sponsored`` sponsored products, then the ranked matches.
+
+        Sponsored products are drawn, by the query's words and the catalog, from the products the
+        query does not match: the same query always shows the same ones, and they are never relevant.
+        With ``sponsored`` = a multiple of the page size, the first result pages are all distractors.
+        """
+        ranked = self.engine.search(query)
+        if sponsored <= 0:
+            return ranked
+        matched = set(ranked)
+        others = [asin for asin in self.catalog.by_asin if asin not in matched]
+        words = " ".join(query.lower().split())
+        drawn = make_random("webshop-sponsored", self.key[:3], words).sample(others, min(sponsored, len(others)))
+        return drawn + ranked
 
     def reward(
         self, goal: dict[str, Any], asin: str, options: dict[str, str]

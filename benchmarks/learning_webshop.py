@@ -6,7 +6,14 @@ rollout settings:
 
 * ``basic`` - plain GRPO: no mechanism, fixed training tasks, outcome advantage;
 * ``questioning``, ``navigation``, ``attribution`` - that mechanism alone, with the recipe's settings;
-* ``overall`` - all three, as the recipe runs them.
+* ``overall`` - all three, as the recipe runs them;
+* ``attribution_rules`` - attribution alone with the rule attributor's labels instead of the oracle's;
+* ``gigpo`` - no mechanism, GiGPO's anchor-state step advantage (``gigpo_omega`` 1) on top of the outcome.
+
+The last two, with ``basic`` and ``attribution``, compare credit assignment: outcome only, ADCA with
+oracle labels, ADCA with rule labels, GiGPO. Give it longer, sparser episodes with ``--recipe-args``
+(any ``evolver train`` options, applied to the warm start and every mode), e.g. a page of sponsored
+results ahead of every search's matches and a larger step budget.
 
 Every ``--eval-every`` steps (and at step 0 and the end) the policy plays ``--eval-episodes`` held-out
 dev goals once each, sampled at temperature 1, without experience in the prompt, through
@@ -27,11 +34,16 @@ and the markdown table (``--results``).
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
         --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
+    python benchmarks/learning_webshop.py --modes basic,attribution,attribution_rules,gigpo \\
+        --recipe-args "--env_kwargs '{\"num_products\": 600, \"max_steps\": 15, \"goals\": \"synthetic\", \\
+        \"split_scheme\": \"product\", \"sponsored_results\": 10}' --max_turns 15 --max_episode_tokens 1024" \\
+        --out-dir runs/credit --results benchmarks/results/credit_assignment.md   # credit assignment
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -45,11 +57,13 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODES = ("basic", "questioning", "navigation", "attribution", "overall")
+MODES = ("basic", "questioning", "navigation", "attribution", "overall", "attribution_rules", "gigpo")
+DEFAULT_MODES = MODES[:5]  # the mechanism ablation
 LABELS = {"basic": "basic (plain GRPO)", "questioning": "+questioning", "navigation": "+navigating",
-          "attribution": "+attributing", "overall": "overall (all three)"}
+          "attribution": "+attributing", "overall": "overall (all three)",
+          "attribution_rules": "+attributing, rule labels", "gigpo": "GiGPO (no labels)"}
 COLOURS = {"basic": "tab:blue", "questioning": "tab:green", "navigation": "tab:purple", "attribution": "tab:orange",
-           "overall": "tab:red"}
+           "overall": "tab:red", "attribution_rules": "tab:brown", "gigpo": "tab:olive"}
 # The trainer's logged metrics kept per run: the mechanisms' own, and the loss's ratio and clip statistics.
 METRIC_PREFIXES = ("exp/", "tasks/", "attr/", "ratio/", "clip_ratio/")
 
@@ -87,6 +101,7 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
         "1",
         "--disable_tqdm",
         "true",
+        *shlex.split(args.recipe_args),
     ]
     if args.tasks_per_step:
         argv += [
@@ -96,9 +111,15 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
             str(args.group),
         ]
     run = parse_config(argv)
-    if mode == "basic":
-        # Plain GRPO: the same recipe with every mechanism off (fixed training tasks, outcome advantage).
+    if mode in ("basic", "gigpo"):
+        # Plain GRPO: the same recipe with every mechanism off (fixed training tasks, outcome advantage);
+        # GiGPO adds its anchor-state step advantage, which needs no labels.
         run.train.wrappers, run.mechanisms = [], {}
+        if mode == "gigpo":
+            run.train.gigpo_omega = 1.0
+    elif mode == "attribution_rules":
+        run.train.wrappers = ["attribution"]
+        run.mechanisms = {"attribution": dataclasses.replace(run.mechanisms["attribution"], attributor="rules")}
     elif mode != "overall":  # one mechanism alone, with the recipe's settings for it
         if mode not in run.mechanisms:
             raise SystemExit(f"the recipe {RECIPE.name} has no {mode!r} mechanism to run alone")
@@ -291,7 +312,11 @@ def _metrics(metrics: dict[str, float]) -> str:
 def _markdown(
     summary: dict[str, Any], args: argparse.Namespace, command: str, png: Path, seeds: list[int], setup: str
 ) -> str:
-    lines = ["# Learning on WebShop: the mechanism ablation", "", f"Command: `{command}`", "", setup, ""]
+    modes = [m for m in MODES if summary.get(m)]
+    study = ("the mechanism ablation" if set(modes) <= set(DEFAULT_MODES)
+             else "credit assignment" if set(modes) <= {"basic", "attribution", "attribution_rules", "gigpo"}
+             else ", ".join(LABELS[m] for m in modes))
+    lines = [f"# Learning on WebShop: {study}", "", f"Command: `{command}`", "", setup, ""]
     if args.steps < 20:
         lines += [
             "**Smoke run** (a few steps, a short warm start): it checks the pipeline, not learning.",
@@ -356,7 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sft-demos", type=int, default=0, help="SFT demonstrations (0 = the recipe's).")
     p.add_argument("--tasks-per-step", type=int, default=0, help="Tasks per GRPO step (0 = the recipe's).")
     p.add_argument("--group", type=int, default=8, help="G, with --tasks-per-step.")
-    p.add_argument("--modes", default=",".join(MODES), help=f"Modes to run (comma-separated, of {', '.join(MODES)}).")
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                   help=f"Modes to run (comma-separated, of {', '.join(MODES)}).")
+    p.add_argument("--recipe-args", default="",
+                   help="More evolver train options for the warm start and every mode (one shell-quoted string), "
+                        "e.g. \"--max_turns 15 --env_kwargs '{...}'\".")
     p.add_argument("--out-dir", default="runs/learning_webshop", help="Checkpoints and raw results.")
     p.add_argument(
         "--results",

@@ -352,6 +352,7 @@ class Episode:
     terminated: bool = False
     truncated: bool = False
     ended_by: str = "env"
+    final_observation: str = ""
     stripped: bool = False
     clip_high: float | None = None
     trained_edit: int | None = None
@@ -363,7 +364,8 @@ class Episode:
         task = Task.from_dict(self.spec.task) if not isinstance(self.spec.task, Task) else self.spec.task
         return Trajectory(task=task, steps=list(self.steps), success=self.success, score=self.score,
                           terminated=self.terminated, truncated=self.truncated, tokens=self.tokens,
-                          metadata={"reset_info": self.reset_info, "ended_by": self.ended_by})
+                          metadata={"reset_info": self.reset_info, "ended_by": self.ended_by,
+                                    "final_observation": self.final_observation})
 
 
 class EnvPool:
@@ -413,6 +415,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
                   max_turns: int, max_episode_tokens: int, max_turn_tokens: int,
                   prompt_edits: Sequence[PromptEdit] = (),
                   step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None,
+                  finish_cut: Callable[[Trajectory], dict[str, Any]] | None = None,
                   outcome_key: str = "score", invalid_action_penalty: float = 0.0,
                   mask_truncated: bool = False) -> list[Episode]:
     """Play one episode per row, ``envs[i]`` for ``rows[i]``, generating turn by turn in one batch.
@@ -425,6 +428,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             anchors record the plain observation, and an edit with ``train`` makes it the training
             prompt (the sampling context keeps the observation as it was).
         step_rewards: ``final info -> rewards per step`` (a mechanism's step labels) or ``None``.
+        finish_cut: ``trajectory -> info entries`` for an episode cut by the turn cap or the token
+            budget, merged into its final info before ``step_rewards`` reads it (the environment never
+            ended it, so no layer wrote what it writes at the end of an episode).
         mask_truncated: Zero the env mask of episodes cut by the turn cap or the token budget.
     """
     if len(envs) < len(rows):
@@ -493,7 +499,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             rewards[i].append(float(reward))
             if not info.get("action_valid", True):
                 ep.invalid_actions += 1
-            ep.final_info = info
+            ep.final_info, ep.final_observation = info, obs
             if terminated or truncated:
                 ep.terminated, ep.truncated = bool(terminated), bool(truncated)
                 continue
@@ -510,6 +516,8 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         episodes[i].truncated, episodes[i].ended_by = True, "turn_cap"
 
     for ep, rs in zip(episodes, rewards):
+        if finish_cut is not None and ep.ended_by != "env" and ep.steps:
+            ep.final_info = {**ep.final_info, **finish_cut(ep.trajectory())}
         info = ep.final_info
         ep.env_return = float(sum(rs))
         ep.success = bool(info.get("success", False))

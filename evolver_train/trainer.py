@@ -52,7 +52,7 @@ from transformers.trainer_callback import ProgressCallback
 from trl import GRPOTrainer
 from trl.models.utils import unwrap_model_for_generation
 
-from evolver_gym.core import Task, derive_seed
+from evolver_gym.core import Task, Trajectory, derive_seed
 from wrappers.plugin import ClipStats, RowContext, TrainingHooks
 
 from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
@@ -265,8 +265,17 @@ class EvolverGRPOTrainer(GRPOTrainer):
             max_episode_tokens=args.max_episode_tokens, max_turn_tokens=args.max_turn_tokens,
             prompt_edits=self.prompt_edits,
             step_rewards=self.labeller.step_rewards if self.labeller is not None else None,
+            finish_cut=self._finish_cut_episode if any(h.finish_cut_episode for h in self.hooks) else None,
             outcome_key=args.outcome_key, invalid_action_penalty=args.invalid_action_penalty,
             mask_truncated=args.mask_truncated_episodes)
+
+    def _finish_cut_episode(self, trajectory: Trajectory) -> dict[str, Any]:
+        """What every mechanism writes at the end of an episode, for one the trainer cut."""
+        entries: dict[str, Any] = {}
+        for h in self.hooks:
+            if h.finish_cut_episode is not None:
+                entries.update(h.finish_cut_episode(trajectory) or {})
+        return entries
 
     def _rollout(self, prompts: list[Any], trainer: GRPOTrainer) -> dict[str, Any]:
         """TRL ``rollout_func``: play this rank's rows (G consecutive rows per task) and return tokens."""

@@ -154,6 +154,9 @@ class TrainingHooks:
         step_rewards: ``(final info) -> list[float] | None``; a reward per step (step labels), the
             input of the attributed advantage.
         step_reward_weight: ``(optimiser step) -> float``; the weight of those step rewards (ADCA alpha).
+        finish_cut_episode: ``(trajectory) -> info entries`` for an episode the trainer cut (turn cap,
+            token budget) before the environment ended it: what the mechanism's layer writes at the end
+            of an episode (attribution: its labels), added to the episode's final info.
         task_sampler: ``(n, seed) -> list[task dict]``; draws the tasks of ``n`` groups when the dataset
             rows are slots rather than fixed tasks.
         on_episodes: ``(training trajectories) -> metrics``; called after each optimiser step.
@@ -172,6 +175,7 @@ class TrainingHooks:
     clip_metrics: Callable[[ClipStats], dict[str, float]] | None = None
     step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None
     step_reward_weight: Callable[[int], float] | None = None
+    finish_cut_episode: Callable[[Trajectory], dict[str, Any]] | None = None
     task_sampler: Callable[[int, int], list[dict[str, Any]]] | None = None
     on_episodes: Callable[[list[Trajectory]], dict[str, float]] | None = None
     on_step_end: Callable[[int], dict[str, float]] | None = None

@@ -136,8 +136,8 @@ def test_info_keys_are_respected_by_every_mechanism(tmp_path):
                                  processing_class=tok)
     trainer.train()
     logs = [h for h in trainer.state.log_history if "loss" in h]
-    # read through the renamed key (episodes cut by the trainer's turn cap before the env ends are unlabelled)
-    assert logs[0]["attr/labelled_rate"] > 0 and logs[0]["adv/attribution_share"] > 0
+    # read through the renamed key, for every episode (those the trainer cuts are labelled by its hook)
+    assert logs[0]["attr/labelled_rate"] == 1.0 and logs[0]["adv/attribution_share"] > 0
     assert logs[0]["exp/injection_rate"] == 0.0  # the pool is empty: nothing to inject yet
     assert "attr/good_rate" in logs[0]
 
@@ -199,3 +199,31 @@ def test_episodes_the_trainer_cuts_are_recorded_as_failures_in_the_curriculum(tm
     outcomes = [v for history in pool.histories().values() for v in history]
     pool.close()
     assert outcomes == [0.0] * 8  # 2 steps x 4 episodes, each recorded once, as a failure
+
+
+def test_episodes_the_trainer_cuts_are_labelled_by_the_attributor_too(tmp_path):
+    """GuessEnv allows 4 guesses, the trainer's turn cap 2: the episodes it cuts never reach the
+    Attribution layer's end of episode, so the trainer asks the mechanism to label them; every training
+    episode then carries one label per step, and the oracle's reference labels for the agreement."""
+    if ENV_ID not in gym.registry:
+        gym.register(ENV_ID, entry_point=GuessEnv)
+    run = parse_config(["--model_name_or_path", "tiny", "--env_id", ENV_ID, "--output_dir", str(tmp_path / "out"),
+                        "--wrappers", "attribution", "--attributor", "rules", "--attribution_alpha", "0.3",
+                        "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_steps", "1",
+                        "--max_turns", "2", "--max_episode_tokens", "200", "--max_turn_tokens", "6",
+                        "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true"])
+    built = build_training_environment(run.train, run.mechanisms)
+    model, tok = tiny_policy()
+    trainer = EvolverGRPOTrainer(model, run.train, built.env_factory, tasks=built.train_tasks, hooks=built.hooks,
+                                 processing_class=tok)
+    trainer.train()
+    episodes = trainer._episodes
+    cut = [ep for ep in episodes if ep.ended_by == "turn_cap"]
+    assert cut  # the untrained policy rarely guesses right within 2 turns
+    for ep in episodes:
+        payload = ep.final_info["attribution"]
+        assert payload["attributor"] == "rules" and len(payload["labels"]) == len(ep.steps)
+        assert len(payload["reference"]["labels"]) == len(ep.steps)  # the oracle's, for the agreement metric
+        assert ep.labels is not None and len(ep.labels) == len(ep.steps)
+    logs = [h for h in trainer.state.log_history if "loss" in h]
+    assert logs[0]["attr/labelled_rate"] == 1.0 and logs[0]["attr/oracle_checked_rate"] == 1.0

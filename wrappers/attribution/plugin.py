@@ -4,7 +4,8 @@
   and ``attributor*`` options of ``evolver train``).
 * ``cosine_alpha`` - the ADCA weight schedule (cosine decay, off after a cutoff step).
 * ``attach`` - the ``Attribution`` layer with one shared attributor, and the trainer hooks: the step
-  rewards read from ``info[attribution_info_key]`` and their weight alpha at each optimiser step.
+  rewards read from ``info[attribution_info_key]`` and their weight alpha at each optimiser step, and
+  the labels of episodes the trainer cuts before the environment ends them.
 
 Metrics: ``attr/labelled_rate``, ``attr/good_rate`` (and ``_success`` / ``_failure``); with a non-oracle
 attributor on an environment that emits ``info["progress"]``, the agreement of its labels with the
@@ -97,9 +98,15 @@ class AttributionConfig:
                             decay_steps=self.attribution_decay_steps, cutoff_step=self.attribution_cutoff_step)
 
 
-def training_hooks(config: AttributionConfig) -> TrainingHooks:
-    """The trainer's hooks: step rewards from the payload, weighted by the alpha schedule."""
+def training_hooks(config: AttributionConfig, attributor: Any = None, reference: Any = None) -> TrainingHooks:
+    """The trainer's hooks: step rewards from the payload, weighted by the alpha schedule; with
+    ``attributor``, episodes the trainer cuts are labelled too (``reference``: the oracle, for agreement)."""
+    from .wrapper import attribution_record
+
     key = config.attribution_info_key
+
+    def finish_cut_episode(trajectory: Any) -> dict[str, Any]:
+        return {key: attribution_record(attributor, trajectory, reference)}
 
     def step_rewards(info: dict[str, Any]) -> list[float] | None:
         payload = AttributionPayload.from_info(info, key)
@@ -132,6 +139,7 @@ def training_hooks(config: AttributionConfig) -> TrainingHooks:
         return out
 
     return TrainingHooks(name="attribution", step_rewards=step_rewards, step_reward_weight=config.alpha_at,
+                         finish_cut_episode=finish_cut_episode if attributor is not None else None,
                          episode_metrics=episode_metrics, progress={"attr/oracle_agreement": "agree"})
 
 
@@ -146,7 +154,8 @@ def attach(config: AttributionConfig, run: RunContext) -> Attachment:
     def layer(env: Any) -> Any:
         return Attribution(env, attributor=attributor, info_key=config.attribution_info_key, reference=reference)
 
-    return Attachment(layer=layer, hooks=training_hooks(config), services={"attributor": attributor})
+    return Attachment(layer=layer, hooks=training_hooks(config, attributor, reference),
+                      services={"attributor": attributor})
 
 
 MECHANISM = Mechanism("attribution", AttributionConfig, attach)

@@ -3,6 +3,8 @@
 * ``Attribution`` - records the episode and writes ``info["attribution"]`` on its final step.
 * ``make_attributor`` - an attributor from a name (``oracle``, ``rules``, ``llm-judge``), for
   configuration files where objects cannot be written.
+* ``attribution_record`` - the ``info["attribution"]`` record of a finished trajectory (the wrapper's,
+  and the trainer's for an episode it cut before the environment ended it).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .base import Attributor
 from .judge import LLMJudgeAttributor
 from .rules import OracleAttributor, RuleAttributor
 
-__all__ = ["ATTRIBUTOR_NAMES", "Attribution", "make_attributor"]
+__all__ = ["ATTRIBUTOR_NAMES", "Attribution", "attribution_record", "make_attributor"]
 
 ATTRIBUTOR_NAMES = ("oracle", "rules", "llm-judge")
 
@@ -138,27 +140,29 @@ class Attribution(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorAr
         if terminated or truncated:
             traj = self._recorder.finish(terminated, truncated, info)
             traj.metadata["final_observation"] = obs
-            try:
-                result = self.attributor.attribute(traj)
-            except LLMError as exc:
-                result = Attributor.fallback(self.attributor, traj, reason=f"attributor failed: {exc}"[:300])
             info = dict(info)
-            info[self.info_key] = result.to_info()
-            if self.reference is not None:
-                reference = self._reference_labels(traj)
-                if reference is not None:
-                    info[self.info_key]["reference"] = reference
-            for step, label in zip(traj.steps, result.labels):
-                step.info[self.info_key] = label.to_dict()
+            info[self.info_key] = record = attribution_record(self.attributor, traj, self.reference)
+            for step, label in zip(traj.steps, record["labels"]):
+                step.info[self.info_key] = dict(label)
             self.last_trajectory = traj
         return obs, reward, terminated, truncated, info
 
-    def _reference_labels(self, traj: Trajectory) -> dict[str, Any] | None:
+
+def attribution_record(attributor: Attributor, trajectory: Trajectory,
+                       reference: Attributor | None = None) -> dict[str, Any]:
+    """The ``info["attribution"]`` record of ``trajectory``: ``attributor``'s labels (its fallback when
+    an LLM call fails), and ``reference``'s labels under ``"reference"`` where it can label every step."""
+    try:
+        result = attributor.attribute(trajectory)
+    except LLMError as exc:
+        result = Attributor.fallback(attributor, trajectory, reason=f"attributor failed: {exc}"[:300])
+    record = result.to_info()
+    if reference is not None:
         # The oracle raises ValueError without info["progress"]: that environment has no reference labels.
         try:
-            result = self.reference.attribute(traj)
+            checked = reference.attribute(trajectory)
         except (ValueError, LLMError):
-            return None
-        if len(result.labels) != len(traj.steps):
-            return None
-        return {"attributor": result.attributor, "labels": [lab.label for lab in result.labels]}
+            checked = None
+        if checked is not None and len(checked.labels) == len(trajectory.steps):
+            record["reference"] = {"attributor": checked.attributor, "labels": [lab.label for lab in checked.labels]}
+    return record

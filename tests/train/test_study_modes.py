@@ -1,0 +1,50 @@
+"""The learning benchmark's modes are the recipe with one thing changed: what each mode runs, checked on
+the configs it builds (``benchmarks/learning_webshop.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("learning_webshop", ROOT / "benchmarks" / "learning_webshop.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _args(recipe_args: str = "") -> argparse.Namespace:
+    return argparse.Namespace(steps=3, tasks_per_step=0, group=8, recipe_args=recipe_args)
+
+
+def test_each_mode_changes_only_what_it_names(study, tmp_path):
+    configs = {mode: study._config(mode, _args(), 0, tmp_path / mode, "tiny") for mode in study.MODES}
+    assert configs["overall"].train.wrappers == ["questioning", "navigation", "attribution"]
+    assert configs["basic"].train.wrappers == [] and configs["basic"].train.gigpo_omega == 0.0
+    assert configs["gigpo"].train.wrappers == [] and configs["gigpo"].train.gigpo_omega == 1.0
+    oracle, rules = configs["attribution"].mechanisms["attribution"], configs["attribution_rules"].mechanisms[
+        "attribution"]
+    assert (oracle.attributor, rules.attributor) == ("oracle", "rules")
+    assert rules.attribution_alpha == oracle.attribution_alpha > 0  # the same ADCA weight, other labels
+    for mode in ("questioning", "navigation", "attribution"):
+        assert configs[mode].train.wrappers == [mode]
+    # the same budget and rollout settings everywhere
+    assert {(c.train.max_steps, c.train.learning_rate, c.train.max_turns, c.train.num_generations)
+            for c in configs.values()} == {(3, configs["basic"].train.learning_rate, 8, 8)}
+
+
+def test_recipe_args_reach_every_mode(study, tmp_path):
+    shop = {"num_products": 200, "max_steps": 15, "goals": "synthetic", "split_scheme": "product",
+            "sponsored_results": 10}
+    extra = f"--env_kwargs '{json.dumps(shop)}' --max_turns 15 --max_episode_tokens 1024"
+    for mode in ("basic", "attribution_rules", "gigpo"):
+        train = study._config(mode, _args(extra), 0, tmp_path / mode, "tiny").train
+        assert train.env_kwargs == shop and (train.max_turns, train.max_episode_tokens) == (15, 1024)

@@ -60,11 +60,11 @@ class TrainingEnvironment:
     """
 
     env_factory: Callable[[], gym.Env]
+    base_env_factory: Callable[[], gym.Env]
     hooks: list[TrainingHooks]
     train_tasks: list[Task]
     eval_tasks: list[Task]
     services: dict[str, Any] = field(default_factory=dict)
-    base_env_factory: Callable[[], gym.Env] | None = None
 
     @property
     def samples_tasks(self) -> bool:

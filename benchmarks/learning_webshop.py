@@ -31,6 +31,13 @@ The recipe is ``configs/quickstart.yaml`` (product-held-out split, overall mode)
 Writes ``<out-dir>/learning_webshop.json`` (raw curves, per-episode outcomes, logged metrics), the PNG
 and the markdown table (``--results``).
 
+The study is resumable, and its seeds can run side by side: each finished run is saved as
+``<out-dir>/seed<S>/<mode>/result.json`` with the budget it ran under and the code it ran (git commit),
+and a later call with the same budget reuses it instead of training again (a warm start likewise). So a
+killed study continues where it stopped, and ``--seeds 1`` and ``--seeds 2`` can run as two processes
+into one ``--out-dir`` before a last call with ``--seeds 3`` writes the table from their results. The
+table names every commit its runs came from.
+
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
         --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
@@ -128,12 +135,52 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
     return run
 
 
+def _budget(args: argparse.Namespace, *, warm_start: bool = False) -> dict[str, Any]:
+    """What a saved run must have been run with to be reused (the warm start's part, or the whole)."""
+    keys = ["sft_steps", "sft_demos", "recipe_args"]
+    if not warm_start:
+        keys += ["steps", "eval_every", "eval_episodes", "tasks_per_step", "group"]
+    return {k: getattr(args, k) for k in keys}
+
+
+def _code_version() -> str:
+    """The git commit the benchmark runs from (``+dirty`` with uncommitted changes), or ``unknown``."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def _saved(path: Path, budget: dict[str, Any]) -> dict[str, Any] | None:
+    """The result saved at ``path`` if it was run with ``budget``, else None (absent, unreadable or other)."""
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved["result"] if saved.get("budget") == budget else None
+
+
+def _save(path: Path, budget: dict[str, Any], result: dict[str, Any]) -> None:
+    """Write atomically, so that a killed process never leaves a half-written result to be reused."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"budget": budget, "result": result}, indent=1))
+    os.replace(tmp, path)
+
+
 def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
-    """SFT on oracle demonstrations into ``folder/sft``; shared by both modes of the seed."""
+    """SFT on oracle demonstrations into ``folder/sft``; shared by every mode of the seed."""
     from evolver_train.train_cli import run_warm_start
 
-    if (folder / "sft" / "config.json").exists():
-        return str(folder / "sft")  # resumable: a finished warm start is reused
+    marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
+    if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
+        return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
     run = _config("overall", args, seed, folder, "tiny")
     import yaml
 
@@ -142,7 +189,21 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
         run.train.sft.update(max_steps=args.sft_steps, max_minutes=0)
     if args.sft_demos:
         run.train.sft.update(num_demonstrations=args.sft_demos)
-    return run_warm_start(run)
+    sft_dir = run_warm_start(run)
+    _save(marker, budget, {"sft_dir": str(sft_dir), "code": _code_version()})
+    return sft_dir
+
+
+def _run_or_reuse(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
+    """The run's saved result if one of the same budget exists, else a new run (then saved)."""
+    path, budget = folder / mode / "result.json", _budget(args)
+    result = _saved(path, budget)
+    if result is not None:
+        print(f"  seed {seed} {mode}: reusing the finished run in {path} (code {result.get('code')})", flush=True)
+        return result
+    result = {**_run(mode, args, seed, sft_dir, folder), "code": _code_version()}
+    _save(path, budget, result)
+    return result
 
 
 def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
@@ -240,6 +301,7 @@ def _summarise(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
             "best": [max(p["success_rate"] for p in r["curve"]) for r in by_seed.values()],
             "samples": sorted({p["sample"] for r in by_seed.values() for p in r["curve"]}),
             "train_seconds": [r["train_seconds"] for r in by_seed.values()],
+            "code": sorted({r.get("code", "unknown") for r in by_seed.values()}),
             "metrics": {k: statistics.fmean(r["metrics"][k] for r in by_seed.values() if k in r.get("metrics", {}))
                         for k in names},
         }
@@ -323,12 +385,16 @@ def _markdown(
             "",
         ]
     samples = sorted({s for mode in MODES for s in (summary.get(mode) or {}).get("samples", [])})
+    codes = sorted({c for mode in MODES for c in (summary.get(mode) or {}).get("code", [])})
     lines += [
         f"Seeds {seeds}; {args.steps} GRPO steps per run; held-out success = {args.eval_episodes} dev goals, "
         f"one episode each at temperature 1, no experience in the prompt (evaluation sample "
         f"{', '.join(samples)}). Success: mean of the per-seed means [95% Student t interval over seeds; "
         "with one seed, the Wilson interval over episodes]; difference to basic: paired t over seeds (with "
         "one seed, a bootstrap over the evaluation's episodes).",
+        "",
+        f"Code: {', '.join(codes)}" + (" (runs from more than one commit: compare with care)." if len(codes) > 1
+                                        else "."),
         "",
         "| mode | step 0 (warm start) | final | final − basic | steps@.9 | mechanism metrics (mean over steps) "
         "| train min |",
@@ -414,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         sft_dir = _warm_start(args, seed, folder)
         for mode in modes:
             print(f"== seed {seed}: {mode} mode, {args.steps} steps ==", flush=True)
-            runs[mode][seed] = _run(mode, args, seed, sft_dir, folder)
+            runs[mode][seed] = _run_or_reuse(mode, args, seed, sft_dir, folder)
             (out_dir / "learning_webshop.json").write_text(json.dumps({"runs": runs}, indent=1))
     summary = _summarise(runs)
     probe_run = _config("overall", args, seeds[0], out_dir / "probe", "tiny")

@@ -48,3 +48,36 @@ def test_recipe_args_reach_every_mode(study, tmp_path):
     for mode in ("basic", "attribution_rules", "gigpo"):
         train = study._config(mode, _args(extra), 0, tmp_path / mode, "tiny").train
         assert train.env_kwargs == shop and (train.max_turns, train.max_episode_tokens) == (15, 1024)
+
+
+def _budget_args(**changes) -> argparse.Namespace:
+    base = dict(steps=3, eval_every=1, eval_episodes=4, sft_steps=5, sft_demos=8, tasks_per_step=0, group=8,
+                recipe_args="")
+    return argparse.Namespace(**{**base, **changes})
+
+
+def test_a_finished_run_is_reused_only_under_the_same_budget(study, tmp_path, monkeypatch):
+    trained: list[tuple[str, int]] = []
+
+    def run(mode, args, seed, sft_dir, folder):  # stands in for a GRPO run: here only the bookkeeping is tested
+        trained.append((mode, args.steps))
+        return {"curve": [{"step": args.steps, "success_rate": 0.5}], "train_seconds": 1.0}
+
+    monkeypatch.setattr(study, "_run", run)
+    first = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path)
+    assert trained == [("basic", 3)] and first["code"]  # the commit it ran from travels with the result
+    again = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path)
+    assert trained == [("basic", 3)] and again == first  # reused, not trained again
+    study._run_or_reuse("basic", _budget_args(steps=4), 0, "sft", tmp_path)
+    assert trained == [("basic", 3), ("basic", 4)]  # another budget: run again, and saved in its place
+    assert study._saved(tmp_path / "basic" / "result.json", study._budget(_budget_args(steps=4))) is not None
+    assert study._saved(tmp_path / "basic" / "result.json", study._budget(_budget_args())) is None
+
+
+def test_an_unfinished_or_unreadable_result_is_not_reused(study, tmp_path):
+    budget = study._budget(_budget_args())
+    assert study._saved(tmp_path / "missing.json", budget) is None
+    (tmp_path / "cut.json").write_text('{"budget": ')  # a write killed half way
+    assert study._saved(tmp_path / "cut.json", budget) is None
+    # the warm start's marker keys only what shapes the warm start: the GRPO budget may change around it
+    assert study._budget(_budget_args(steps=60), warm_start=True) == study._budget(_budget_args(), warm_start=True)

@@ -121,3 +121,28 @@ def test_constructor_validation_and_stacking():
     stacked = gym.wrappers.TimeLimit(SelfQuestioning(env, pool), max_episode_steps=3)
     _, info = stacked.reset(seed=0)
     assert set(info["questioning"]) == KEYS
+
+
+def test_oracle_attribution_falls_back_on_a_judge_graded_episode(llm_server):
+    """The questioning judge drops the env's progress (it measures the parent goal): the oracle cannot label
+    such an episode, which gets the outcome's sign with fallback=True instead of stopping training."""
+    from wrappers.attribution import Attribution, OracleAttributor
+
+    env, pool, hind, judged = _pool()
+    llm_server.handler = lambda body: "It searched as asked.\n<reward>90</reward>"
+    wrapped = Attribution(SelfQuestioning(env, pool, judge=llm_server.client(role="judge")), OracleAttributor())
+    obs, _ = wrapped.reset(seed=0, options={"task_id": judged.task_id})
+    with pytest.warns(RuntimeWarning, match="without info\\['progress'\\]"):
+        for _ in range(30):
+            obs, r, term, trunc, info = wrapped.step("click[back to search]" if "back to search" in obs
+                                                     else "search[lamp]")
+            if term or trunc:
+                break
+    record = info["attribution"]
+    assert (term or trunc) and info["success"] is True and record["fallback"] is True
+    assert [lab["label"] for lab in record["labels"]] == ["GOOD"] * len(wrapped.last_trajectory.steps)
+    # the env's own task in the same stack still gets the oracle's real labels
+    wrapped.reset(seed=0, options={"task_id": hind.task_id})
+    for action in hind.reference[:-1]:
+        obs, r, term, trunc, info = wrapped.step(action)
+    assert term and info["attribution"]["fallback"] is False

@@ -26,7 +26,7 @@ from .base import (
 from .evaluate import cohen_kappa, evaluate_attributor
 from .judge import JUDGE_SYSTEM_PROMPT, LLMJudgeAttributor, build_judge_messages, parse_verdicts
 from .plugin import AttributionConfig
-from .rules import OracleAttributor, RuleAttributor, progress_of
+from .rules import MissingProgress, OracleAttributor, RuleAttributor, progress_of
 from .wrapper import ATTRIBUTOR_NAMES, Attribution, make_attributor
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "AttributionResult",
     "Attributor",
     "LLMJudgeAttributor",
+    "MissingProgress",
     "OracleAttributor",
     "RuleAttributor",
     "StepLabel",

@@ -7,7 +7,9 @@
   rewards read from ``info[attribution_info_key]`` and their weight alpha at each optimiser step, and
   the labels of episodes the trainer cuts before the environment ends them.
 
-Metrics: ``attr/labelled_rate``, ``attr/good_rate`` (and ``_success`` / ``_failure``); with a non-oracle
+Metrics: ``attr/labelled_rate``, ``attr/fallback_rate`` (labelled episodes whose labels are only the outcome's
+sign: a failed LLM call, or an episode without ``info["progress"]`` for the oracle, such as a judge-graded
+synthetic task), ``attr/good_rate`` (and ``_success`` / ``_failure``); with a non-oracle
 attributor on an environment that emits ``info["progress"]``, the agreement of its labels with the
 oracle's on the training episodes: ``attr/oracle_agreement`` (share of steps labelled alike),
 ``attr/oracle_kappa`` (Cohen's kappa) and ``attr/oracle_checked_rate`` (episodes with oracle labels).
@@ -116,6 +118,8 @@ def training_hooks(config: AttributionConfig, attributor: Any = None, reference:
         finished = [(AttributionPayload.from_info(final, key), final) for _, final in episodes]
         labelled = [(p, final) for p, final in finished if p is not None]
         out = {"attr/labelled_rate": len(labelled) / max(len(finished), 1)}
+        if labelled:  # labels that are the outcome's sign only (a failed LLM call, no progress to label by)
+            out["attr/fallback_rate"] = sum(p.fallback for p, _ in labelled) / len(labelled)
 
         def good_rate(group: list[tuple[AttributionPayload, dict[str, Any]]]) -> float:
             labels = [lab for p, _ in group for lab in p.labels]

@@ -15,10 +15,18 @@ from evolver_gym.core import Trajectory
 
 from .base import AttributionResult, Attributor, StepLabel, outcome_positive
 
-__all__ = ["OracleAttributor", "RuleAttributor", "progress_of"]
+__all__ = ["MissingProgress", "OracleAttributor", "RuleAttributor", "progress_of"]
 
 _EPS = 1e-9
 _CLICK = re.compile(r"click\[(.*)\]", re.IGNORECASE | re.DOTALL)
+
+
+class MissingProgress(ValueError):
+    """An episode without ``info["progress"]``: the oracle cannot label it.
+
+    Either the environment never emits it, or this episode's progress is not measurable (a synthetic task
+    graded by a judge: ``SelfQuestioning`` drops the env's progress, which is measured against another goal).
+    """
 
 
 def progress_of(trajectory: Trajectory, index: int) -> float:
@@ -27,7 +35,7 @@ def progress_of(trajectory: Trajectory, index: int) -> float:
         return float(trajectory.metadata.get("reset_info", {}).get("progress", 0.0))
     info = trajectory.steps[index].info
     if "progress" not in info:
-        raise ValueError(f"step {index} has no info['progress']: the oracle needs an environment that "
+        raise MissingProgress(f"step {index} has no info['progress']: the oracle needs an environment that "
                          f"emits it (info keys: {sorted(info)})")
     return float(info["progress"])
 

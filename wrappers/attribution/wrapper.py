@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -20,7 +21,7 @@ from evolver_gym.core.llm import LLMError
 from ..plugin import TrajectoryRecorder
 from .base import Attributor
 from .judge import LLMJudgeAttributor
-from .rules import OracleAttributor, RuleAttributor
+from .rules import MissingProgress, OracleAttributor, RuleAttributor
 
 __all__ = ["ATTRIBUTOR_NAMES", "Attribution", "attribution_record", "make_attributor"]
 
@@ -156,12 +157,18 @@ def attribution_record(attributor: Attributor, trajectory: Trajectory,
         result = attributor.attribute(trajectory)
     except LLMError as exc:
         result = Attributor.fallback(attributor, trajectory, reason=f"attributor failed: {exc}"[:300])
+    except MissingProgress:
+        # A judge-graded synthetic task has no progress of its own; an episode must not stop training.
+        warnings.warn("the oracle attributor met an episode without info['progress'] (a judge-graded task, or an "
+                      "environment that does not emit it): its steps get the outcome's sign, fallback=True",
+                      RuntimeWarning, stacklevel=2)
+        result = Attributor.fallback(attributor, trajectory, reason="no info['progress'] to label by")
     record = result.to_info()
     if reference is not None:
-        # The oracle raises ValueError without info["progress"]: that environment has no reference labels.
+        # Without info["progress"] there are no reference labels for this episode.
         try:
             checked = reference.attribute(trajectory)
-        except (ValueError, LLMError):
+        except (ValueError, LLMError):  # MissingProgress is one
             checked = None
         if checked is not None and len(checked.labels) == len(trajectory.steps):
             record["reference"] = {"attributor": checked.attributor, "labels": [lab.label for lab in checked.labels]}

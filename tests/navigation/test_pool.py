@@ -131,6 +131,24 @@ def test_second_process_gets_a_clear_error_while_pool_is_open(tmp_path, embedder
     assert "Failed to start MilvusLite server" not in res.stderr  # milvus-lite's own traceback stays quiet
 
 
+def test_an_idle_lite_pool_logs_no_grpc_error(tmp_path):
+    # pymilvus pings every 10 s, also between calls; after a write, the lite server answers the third idle
+    # ping with a GOAWAY that gRPC logs to stderr as an error line ("too_many_pings") in a training log.
+    uri = str(tmp_path / "idle.db")
+    res = _run(f"""
+        import time, numpy as np
+        from wrappers.navigation import Experience, ExperiencePool
+        with ExperiencePool(uri={uri!r}, dim=4, search_mode="milvus") as p:
+            p.add([Experience("a", "b", env_id="e", source_task_id="t")], vectors=np.ones((1, 4), np.float32),
+                  merge=False)
+            time.sleep(40)
+            print(len(p.search_vectors(np.ones((1, 4), dtype=np.float32), top_k=1)))
+    """, timeout=150)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["1"]
+    assert "too_many_pings" not in res.stderr and "GOAWAY" not in res.stderr
+
+
 def test_kill_during_inserts_loses_nothing_acknowledged(tmp_path, embedder):
     uri = str(tmp_path / "killed.db")
     child = f"""

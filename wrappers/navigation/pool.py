@@ -45,6 +45,10 @@ _FIELDS = ["id", "env_id", "when_to_use", "content", "source_task_id", "success"
            "created_at", "uses", "wins", "metadata"]
 _LITE_REFS: dict[str, int] = {}
 _LITE_LOCK = threading.Lock()
+# milvus-lite is a local child process: keepalive pings buy nothing there, and pymilvus's default (every
+# 10 s, also between calls) breaks the lite server's ping policy, which logs a GOAWAY "too_many_pings"
+# error to stderr after half a minute without a call.
+_LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 600_000, "grpc.keepalive_permit_without_calls": False}
 _MAX_MERGED_SOURCES = 20
 _INDEX_TYPES = ("auto", "FLAT", "HNSW", "IVF_FLAT")
 _CONSISTENCY = ("Session", "Strong", "Bounded", "Eventually")
@@ -300,7 +304,7 @@ class ExperiencePool:
             level = quiet.level
             quiet.setLevel(logging.CRITICAL)
             try:
-                client = MilvusClient(self._lite_path)
+                client = MilvusClient(self._lite_path, grpc_options=_LITE_GRPC_OPTIONS)
             except Exception as exc:
                 if _held_by_another_process(Path(self._lite_path) / "LOCK"):
                     raise RuntimeError(f"cannot open the experience pool {self._lite_path!r}: another process holds "

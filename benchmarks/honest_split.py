@@ -7,6 +7,8 @@ Usage:
         --out runs/honest/synth750_s0     # warm start on synthesised tasks only (no human task)
     python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
     python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --copying 120   # what it copies
+    python benchmarks/honest_split.py --seeds 0,1,2 --versus baseline \
+        --over-seeds "main job=runs/honest/qs_s{seed}_eval" "baseline=runs/honest/sft1950_s{seed}"
 
 Trains the quickstart's tiny policy (hidden 128, 2 layers, 4 heads, lr 3e-3, batch 16) on clean oracle
 demonstrations (``imperfect_share`` 0, no experience block) of the train goals of a 600-product shop
@@ -22,6 +24,12 @@ prints it.
 ``--coverage`` trains nothing: it builds the tiny policy's tokenizer for the shop, plays the oracle on
 ``--num-demonstrations`` train goals and on every dev goal, and counts the dev action tokens that no
 train demonstration contains (an untrained embedding the policy would have to produce), by action kind.
+
+``--over-seeds LABEL=FOLDER ...`` trains nothing: it reads the ``report.json`` of each row's folder for every
+seed of ``--seeds`` (``{seed}`` in the folder is replaced), refuses reports whose evaluation samples
+differ, and prints a markdown table: each row's dev success per seed, the mean of the per-seed means with
+Student's t interval over seeds and the evaluation-noise interval (Wilson, pooled episodes), then each
+row minus ``--versus`` (paired t over seeds).
 
 ``--copying N`` plays the first N dev goals with ``--checkpoint`` and counts what the policy copies
 from its context: searches that repeat the instruction (the oracle's query), and clicks on a product
@@ -134,6 +142,63 @@ def copying(checkpoint: str, n: int, kwargs: dict, seed: int) -> dict:
     return counts
 
 
+def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
+    """The markdown summary of ``--over-seeds`` (see the module docstring)."""
+    from evolver_gym.core.stats import difference_interval, summarize_over_seeds
+
+    outcomes: dict[str, dict[int, list[float]]] = {}
+    samples: dict[str, str] = {}
+    for row in rows:
+        label, sep, pattern = row.partition("=")
+        if not sep or not label or "{seed}" not in pattern:
+            raise SystemExit(f"--over-seeds takes LABEL=FOLDER with {{seed}} in FOLDER, got {row!r}")
+        outcomes[label] = {}
+        for seed in seeds:
+            folder = pattern.replace("{seed}", str(seed))
+            try:
+                dev = json.loads((Path(folder) / "report.json").read_text())["dev"]
+            except (OSError, ValueError, KeyError) as exc:
+                raise SystemExit(f"--over-seeds: no readable report.json in {folder!r} ({exc})") from None
+            n, k = dev["num_episodes"], round(dev["success_rate"] * dev["num_episodes"])
+            outcomes[label][seed] = [1.0] * k + [0.0] * (n - k)  # order is irrelevant to every statistic here
+            samples[folder] = dev["sample"]["fingerprint"]
+    if len(set(samples.values())) > 1:
+        raise SystemExit("--over-seeds: the reports evaluated different episodes, so they are not comparable: "
+                         + ", ".join(f"{f} {fp}" for f, fp in samples.items()))
+    if versus is not None and versus not in outcomes:
+        raise SystemExit(f"--versus must be one of the labels {sorted(outcomes)}, got {versus!r}")
+
+    def pct(x: float, sign: str = "") -> str:  # one seed has no spread over seeds: its t interval is infinite
+        return f"{100 * x:{sign}.1f}" if abs(x) != float("inf") else "n/a"
+
+    head = " | ".join(f"seed {s}" for s in seeds)
+    lines = [f"Dev success, % (evaluation sample {next(iter(samples.values()))}, "
+             f"{len(next(iter(outcomes.values()))[seeds[0]])} episodes per evaluation):", "",
+             f"| policy | {head} | mean [95% t over seeds] | evaluation noise [95%] |",
+             "|---|" + "---|" * len(seeds) + "---|---|"]
+    for label, by_seed in outcomes.items():
+        summary = summarize_over_seeds(by_seed)
+        lo, hi = summary["interval"]
+        elo, ehi = summary["episode_interval"]
+        cells = " | ".join(pct(sum(by_seed[s]) / len(by_seed[s])) for s in seeds)
+        lines.append(f"| {label} | {cells} | {pct(summary['mean'])} [{pct(lo)}, {pct(hi)}] | "
+                     f"[{pct(elo)}, {pct(ehi)}] |")
+    if versus is not None:
+        lines += ["", f"| difference, points | {head} | mean [95% paired t over seeds] |",
+                  "|---|" + "---|" * len(seeds) + "---|"]
+        base = outcomes[versus]
+        for label, by_seed in outcomes.items():
+            if label == versus:
+                continue
+            d = difference_interval(by_seed, base)
+            lo, hi = d["interval"]
+            cells = " | ".join(f"{100 * (sum(by_seed[s]) / len(by_seed[s]) - sum(base[s]) / len(base[s])):+.1f}"
+                               for s in seeds)
+            lines.append(f"| {label} − {versus} | {cells} | {pct(d['difference'], '+')} "
+                         f"[{pct(lo, '+')}, {pct(hi, '+')}] |")
+    return "\n".join(lines)
+
+
 def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
     """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
     import gymnasium as gym
@@ -163,7 +228,18 @@ def main() -> None:
     p.add_argument("--copying", type=int, default=0, metavar="N",
                    help="with --checkpoint: count what the policy copies on N dev goals; train nothing")
     p.add_argument("--out", default=None, help="folder of the checkpoint and report.json")
+    p.add_argument("--over-seeds", nargs="+", default=None, metavar="LABEL=FOLDER",
+                   help="summarise finished reports over --seeds instead of training ({seed} in FOLDER)")
+    p.add_argument("--seeds", default="0,1,2", help="with --over-seeds: the seeds, comma-separated")
+    p.add_argument("--versus", default=None, help="with --over-seeds: the row every other row is compared with")
     args = p.parse_args()
+    if args.over_seeds:
+        try:
+            seeds = [int(s) for s in args.seeds.split(",")]
+        except ValueError:
+            p.error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
+        print(over_seeds(args.over_seeds, seeds, args.versus))
+        return
     if args.coverage:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
         print(json.dumps(token_coverage(kwargs, args.num_demonstrations), indent=2))

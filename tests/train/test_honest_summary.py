@@ -1,0 +1,47 @@
+"""``benchmarks/honest_split.py --over-seeds``: reports summarised over seeds, only when comparable."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def honest():
+    spec = importlib.util.spec_from_file_location("honest_split", ROOT / "benchmarks" / "honest_split.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _report(folder: Path, successes: int, n: int = 100, fingerprint: str = "abc") -> None:
+    folder.mkdir(parents=True)
+    dev = {"num_episodes": n, "success_rate": successes / n, "sample": {"fingerprint": fingerprint}}
+    (folder / "report.json").write_text(json.dumps({"dev": dev}))
+
+
+def test_rows_and_paired_differences_over_seeds(honest, tmp_path):
+    for seed, (rl, base) in enumerate([(12, 10), (9, 10), (15, 10)]):
+        _report(tmp_path / f"rl{seed}", rl)
+        _report(tmp_path / f"base{seed}", base)
+    table = honest.over_seeds([f"rl={tmp_path}/rl{{seed}}", f"base={tmp_path}/base{{seed}}"], [0, 1, 2], "base")
+    assert "| rl | 12.0 | 9.0 | 15.0 | 12.0 [" in table  # per-seed and mean of the per-seed means
+    assert "| base | 10.0 | 10.0 | 10.0 | 10.0 [10.0, 10.0] |" in table  # no spread over seeds
+    # per-seed differences +2, -1, +5: mean +2, t(2) interval 2 +- 4.303 * 3 / sqrt(3)
+    assert "| rl − base | +2.0 | -1.0 | +5.0 | +2.0 [-5.5, +9.5] |" in table
+
+
+def test_reports_of_other_episodes_are_refused(honest, tmp_path):
+    _report(tmp_path / "a0", 5)
+    _report(tmp_path / "b0", 5, fingerprint="other")
+    with pytest.raises(SystemExit, match="not comparable"):
+        honest.over_seeds([f"a={tmp_path}/a{{seed}}", f"b={tmp_path}/b{{seed}}"], [0], None)
+    with pytest.raises(SystemExit, match="LABEL=FOLDER"):
+        honest.over_seeds([f"{tmp_path}/a{{seed}}"], [0], None)
+    with pytest.raises(SystemExit, match="'nope'"):
+        honest.over_seeds([f"a={tmp_path}/a{{seed}}"], [0], "nope")

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def honest():
-    spec = importlib.util.spec_from_file_location("honest_split", ROOT / "benchmarks" / "honest_split.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def honest(load_benchmark):
+    return load_benchmark("honest_split")
 
 
 def _report(folder: Path, successes: int, n: int = 100, fingerprint: str = "abc") -> None:

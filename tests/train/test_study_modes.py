@@ -4,21 +4,14 @@ the configs it builds (``benchmarks/learning_webshop.py``)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def study():
-    spec = importlib.util.spec_from_file_location("learning_webshop", ROOT / "benchmarks" / "learning_webshop.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def study(load_benchmark):
+    return load_benchmark("learning_webshop")
 
 
 def _args(recipe_args: str = "") -> argparse.Namespace:

@@ -34,8 +34,9 @@ and the markdown table (``--results``).
 The study is resumable, and its seeds can run side by side: each finished run is saved as
 ``<out-dir>/seed<S>/<mode>/result.json`` with the budget it ran under and the code it ran (git commit),
 and a later call with the same budget reuses it instead of training again (a warm start likewise). So a
-killed study continues where it stopped, and ``--seeds 1`` and ``--seeds 2`` can run as two processes
-into one ``--out-dir`` before a last call with ``--seeds 3`` writes the table from their results. The
+killed study continues where it stopped, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2
+alone) can run as two processes into one ``--out-dir`` before a last call with ``--seeds 3`` writes the
+table from their results. The
 table names every commit its runs came from.
 
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
@@ -437,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=0,
                    help="GRPO steps per run, the same budget for both modes (0 = the recipe's max_steps).")
-    p.add_argument("--seeds", default="3", help="Number of seeds (0..n-1) or a comma-separated list.")
+    p.add_argument("--seeds", default="3",
+                   help="Number of seeds (0..n-1) or a comma-separated list ('2,' is seed 2 alone).")
     p.add_argument(
         "--eval-every", type=int, default=10, help="Evaluate every N steps (and at 0 and the end)."
     )
@@ -463,7 +465,13 @@ def main(argv: list[str] | None = None) -> int:
         import yaml
 
         args.steps = int((yaml.safe_load(RECIPE.read_text()) or {}).get("max_steps") or 200)
-    seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else [int(s) for s in args.seeds.split(",")]
+    try:  # a count N (seeds 0..N-1), or a list: "0,2", or "2," for seed 2 alone
+        seeds = (list(range(int(args.seeds))) if args.seeds.isdigit()
+                 else list(dict.fromkeys(int(s) for s in args.seeds.split(",") if s.strip())))
+    except ValueError:
+        seeds = []
+    if not seeds:
+        raise SystemExit(f"--seeds must be a count >= 1 or a comma-separated list of seeds, got {args.seeds!r}")
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         raise SystemExit(f"--modes must name {MODES}, got {args.modes!r}")

@@ -74,3 +74,16 @@ def test_an_unfinished_or_unreadable_result_is_not_reused(study, tmp_path):
     assert study._saved(tmp_path / "cut.json", budget) is None
     # the warm start's marker keys only what shapes the warm start: the GRPO budget may change around it
     assert study._budget(_budget_args(steps=60), warm_start=True) == study._budget(_budget_args(), warm_start=True)
+
+
+def test_seeds_are_a_count_or_a_list_and_never_none(study, monkeypatch, tmp_path):
+    def first_warm_start(args, seed, folder):  # stops the study at the first seed it would train
+        raise RuntimeError(f"seed {seed}")
+
+    monkeypatch.setattr(study, "_warm_start", first_warm_start)
+    for value, first in (("2", 0), ("2,", 2), ("1,0", 1)):
+        with pytest.raises(RuntimeError, match=f"seed {first}"):
+            study.main(["--seeds", value, "--out-dir", str(tmp_path)])
+    for bad in ("0", ",", "a,b"):
+        with pytest.raises(SystemExit, match="--seeds"):
+            study.main(["--seeds", bad, "--out-dir", str(tmp_path)])

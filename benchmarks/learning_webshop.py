@@ -36,7 +36,9 @@ The study is resumable, and its seeds can run side by side: each finished run is
 and a later call with the same budget reuses it instead of training again (a warm start likewise). So a
 killed study continues where it stopped, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2
 alone) can run as two processes into one ``--out-dir`` before a last call with ``--seeds 3`` writes the
-table from their results. The table names every commit its runs came from.
+table from their results. The table names every commit its runs came from. ``--warm-start runs/qs_s{seed}/sft`` uses the README
+command's warm starts (``evolver train --config configs/quickstart.yaml --seed S``) instead of training
+them again, once their recorded settings match.
 
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
@@ -175,12 +177,13 @@ def _save(path: Path, budget: dict[str, Any], result: dict[str, Any]) -> None:
 
 
 def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
-    """SFT on oracle demonstrations into ``folder/sft``; shared by every mode of the seed."""
-    from evolver_train.train_cli import run_warm_start
+    """SFT on oracle demonstrations into ``folder/sft``; shared by every mode of the seed.
 
-    marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
-    if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
-        return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
+    With ``--warm-start``, the seed's existing checkpoint is used instead, once its ``sft_config.json``
+    shows it was trained exactly as this warm start would be (e.g. the README command's, same seed).
+    """
+    from evolver_train.train_cli import _sft_config, run_warm_start
+
     run = _config("overall", args, seed, folder, "tiny")
     import yaml
 
@@ -189,9 +192,31 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
         run.train.sft.update(max_steps=args.sft_steps, max_minutes=0)
     if args.sft_demos:
         run.train.sft.update(num_demonstrations=args.sft_demos)
+    if args.warm_start:
+        return _matching_warm_start(Path(args.warm_start.format(seed=seed)), _sft_config(run))
+    marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
+    if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
+        return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
     sft_dir = run_warm_start(run)
     _save(marker, budget, {"sft_dir": str(sft_dir), "code": _code_version()})
     return sft_dir
+
+
+def _matching_warm_start(folder: Path, expected: Any) -> str:
+    """``folder`` if its ``sft_config.json`` equals ``expected`` (an ``SFTConfig``) but for the output folder
+    and it ran every step; otherwise a one-line error naming the first differing setting."""
+    try:
+        record = json.loads((folder / "sft_config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--warm-start: {folder} has no readable sft_config.json ({exc})") from None
+    wanted = json.loads(json.dumps(dataclasses.asdict(expected)))  # tuples as lists, like the record
+    for key, value in wanted.items():
+        if key != "output_dir" and record.get(key) != value:
+            raise SystemExit(f"--warm-start: {folder} was trained with {key}={record.get(key)!r}, "
+                             f"this study's warm start uses {value!r}")
+    if record.get("steps") != expected.max_steps:
+        raise SystemExit(f"--warm-start: {folder} stopped at step {record.get('steps')!r} of {expected.max_steps}")
+    return str(folder)
 
 
 def _run_or_reuse(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
@@ -201,7 +226,7 @@ def _run_or_reuse(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, 
     if result is not None:
         print(f"  seed {seed} {mode}: reusing the finished run in {path} (code {result.get('code')})", flush=True)
         return result
-    result = {**_run(mode, args, seed, sft_dir, folder), "code": _code_version()}
+    result = {**_run(mode, args, seed, sft_dir, folder), "code": _code_version(), "warm_start": sft_dir}
     _save(path, budget, result)
     return result
 
@@ -445,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-episodes", type=int, default=595,
                    help="Held-out dev goals per evaluation (595 = every dev goal of the quickstart's shop).")
     p.add_argument("--sft-steps", type=int, default=0, help="SFT warm start steps per seed (0 = the recipe's).")
+    p.add_argument("--warm-start", default="",
+                   help="An existing SFT checkpoint per seed, '{seed}' in the path (e.g. runs/qs_s{seed}/sft), "
+                        "used instead of training one; refused unless its sft_config.json matches this warm start.")
     p.add_argument("--sft-demos", type=int, default=0, help="SFT demonstrations (0 = the recipe's).")
     p.add_argument("--tasks-per-step", type=int, default=0, help="Tasks per GRPO step (0 = the recipe's).")
     p.add_argument("--group", type=int, default=8, help="G, with --tasks-per-step.")

@@ -87,3 +87,17 @@ def test_seeds_are_a_count_or_a_list_and_never_none(study, monkeypatch, tmp_path
     for bad in ("0", ",", "a,b"):
         with pytest.raises(SystemExit, match="--seeds"):
             study.main(["--seeds", bad, "--out-dir", str(tmp_path)])
+
+
+def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tmp_path):
+    args = _budget_args(sft_steps=2, sft_demos=4, warm_start="")
+    trained = study._warm_start(args, 0, tmp_path / "seed0")  # a real (two-step) warm start
+    pattern = str(tmp_path / "seed{seed}" / "sft")
+    assert study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=pattern), 0, tmp_path / "x") == trained
+    with pytest.raises(SystemExit, match="max_steps=2"):  # another step budget
+        study._warm_start(_budget_args(sft_steps=3, sft_demos=4, warm_start=pattern), 0, tmp_path / "x")
+    with pytest.raises(SystemExit, match="seed=0"):  # another seed's checkpoint
+        study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(trained)), 1, tmp_path / "x")
+    with pytest.raises(SystemExit, match="no readable sft_config.json"):
+        study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(tmp_path)), 0, tmp_path / "x")
+    assert not (tmp_path / "x").exists()  # a refused checkpoint trains nothing and writes nothing

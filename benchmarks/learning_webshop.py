@@ -36,9 +36,9 @@ The study is resumable, and its seeds can run side by side: each finished run is
 and a later call with the same budget reuses it instead of training again (a warm start likewise). So a
 killed study continues where it stopped, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2
 alone) can run as two processes into one ``--out-dir`` before a last call with ``--seeds 3`` writes the
-table from their results. The table names every commit its runs came from. ``--warm-start runs/qs_s{seed}/sft`` uses the README
-command's warm starts (``evolver train --config configs/quickstart.yaml --seed S``) instead of training
-them again, once their recorded settings match.
+table from their results. The table names every commit its runs came from.
+``--warm-start runs/qs_s{seed}/sft`` uses the README command's warm starts (``evolver train --config
+configs/quickstart.yaml --seed S``) instead of training them again, once their recorded settings match.
 
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\

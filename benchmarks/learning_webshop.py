@@ -391,7 +391,8 @@ def _interval(block: dict[str, Any]) -> str:
 
 def _metrics(metrics: dict[str, float]) -> str:
     shown = {"exp/injection_rate": "injected", "exp/pool_size": "pool", "tasks/synthetic_rate": "synthetic",
-             "attr/oracle_agreement": "agreement", "clip_ratio/region_mean": "clipped"}
+             "attr/oracle_agreement": "agreement", "attr/good_rate": "GOOD", "attr/fallback_rate": "fallback",
+             "clip_ratio/region_mean": "clipped"}
     parts = [f"{label} {metrics[key]:.3g}" for key, label in shown.items() if key in metrics]
     return ", ".join(parts) or "-"
 
@@ -421,6 +422,8 @@ def _markdown(
         f"Code: {', '.join(codes)}" + (" (runs from more than one commit: compare with care)." if len(codes) > 1
                                         else "."),
         "",
+        *([f"Warm starts: the existing checkpoints `{args.warm_start}`, checked against the recipe's SFT settings.",
+           ""] if args.warm_start else []),
         "| mode | step 0 (warm start) | final | final − basic | steps@.9 | mechanism metrics (mean over steps) "
         "| train min |",
         "|---|---|---|---|---|---|---|",
@@ -448,6 +451,10 @@ def _markdown(
             f"steps@.9: first evaluated step where the mean curve reaches 90% of basic's best mean success "
             f"({summary['target']:.3f}). AgentEvolver reports 55–67% fewer steps with attribution (Table 6).",
         ]
+        basic = summary["basic"]
+        if basic["mean"].index(max(basic["mean"])) == 0:
+            lines.append("Basic's best is its warm start (step 0): GRPO did not improve on it, so steps@.9 "
+                         "measures nothing here.")
     shown = [m for m in MODES if summary.get(m)]
     lines += ["", "| step | " + " | ".join(LABELS[m] for m in shown) + " |", "|---|" + "---|" * len(shown)]
     for i, s in enumerate(summary[shown[0]]["steps"]):

@@ -101,3 +101,22 @@ def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tm
     with pytest.raises(SystemExit, match="no readable sft_config.json"):
         study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(tmp_path)), 0, tmp_path / "x")
     assert not (tmp_path / "x").exists()  # a refused checkpoint trains nothing and writes nothing
+
+
+def _finished(successes_by_step: dict[int, list[int]], metrics: dict[str, float]) -> dict:
+    curve = [{"step": s, "success_rate": sum(v) / len(v), "successes": v, "sample": "abc"}
+             for s, v in successes_by_step.items()]
+    return {"curve": curve, "train_seconds": 60.0, "metrics": metrics, "code": "1234567"}
+
+
+def test_the_table_says_when_grpo_never_beat_its_warm_start(study, tmp_path):
+    start, worse = [1, 1, 0, 0], [1, 0, 0, 0]
+    runs = {"basic": {s: _finished({0: start, 20: worse}, {}) for s in (0, 1)},
+            "attribution": {s: _finished({0: start, 20: worse}, {"attr/good_rate": 0.25}) for s in (0, 1)}}
+    args = argparse.Namespace(**{**vars(_budget_args(steps=20)), "warm_start": "runs/qs_s{seed}/sft"})
+    table = study._markdown(study._summarise(runs), args, "cmd", tmp_path / "c.png", [0, 1], "setup")
+    assert "Basic's best is its warm start" in table  # steps@.9 is then 0 for every mode and means nothing
+    assert "GOOD 0.25" in table and "`runs/qs_s{seed}/sft`" in table and "Code: 1234567." in table
+    runs["basic"] = {s: _finished({0: worse, 20: start}, {}) for s in (0, 1)}  # GRPO improved: no such line
+    table = study._markdown(study._summarise(runs), args, "cmd", tmp_path / "c.png", [0, 1], "setup")
+    assert "Basic's best is its warm start" not in table and "| 20 |" in table

@@ -532,8 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{cfg.per_device_train_batch_size // cfg.num_generations} tasks x G={cfg.num_generations} per step, "
         f"lr {cfg.learning_rate}, max {cfg.max_turns} turns; overall = {', '.join(cfg.wrappers)}, "
         f"alpha {mech['attribution'].attribution_alpha}, eta {mech['navigation'].experience_share}; a mode "
-        f"named after one mechanism runs it alone with these settings. Wall time "
-        f"{(time.monotonic() - started) / 60:.1f} min on {os.cpu_count()} CPU cores."
+        f"named after one mechanism runs it alone with these settings. This call took "
+        f"{(time.monotonic() - started) / 60:.1f} min on {os.cpu_count()} CPU cores (saved runs are reused; "
+        f"'train min' is each run's own GRPO time)."
     )
     results = Path(args.results)
     png = results.with_suffix(".png")

@@ -193,7 +193,7 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     if args.sft_demos:
         run.train.sft.update(num_demonstrations=args.sft_demos)
     if args.warm_start:
-        return _matching_warm_start(Path(args.warm_start.format(seed=seed)), _sft_config(run))
+        return _matching_warm_start(Path(args.warm_start.replace("{seed}", str(seed))), _sft_config(run))
     marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
     if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
         return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused

@@ -31,12 +31,14 @@ The recipe is ``configs/quickstart.yaml`` (product-held-out split, overall mode)
 Writes ``<out-dir>/learning_webshop.json`` (raw curves, per-episode outcomes, logged metrics), the PNG
 and the markdown table (``--results``).
 
-The study is resumable, and its seeds can run side by side: each finished run is saved as
-``<out-dir>/seed<S>/<mode>/result.json`` with the budget it ran under and the code it ran (git commit),
-and a later call with the same budget reuses it instead of training again (a warm start likewise). So a
-killed study continues where it stopped, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2
-alone) can run as two processes into one ``--out-dir`` before a last call with ``--seeds 3`` writes the
-table from their results. The table names every commit its runs came from.
+The study is resumable, and its seeds can run side by side: each finished run is recorded as
+``<records>/seed<S>/<mode>.json`` (by default ``<results>_runs/``, next to the table, so that the records
+are committed with it) with the budget it ran under and the code it ran (git commit), and a later call
+with the same budget reuses it instead of training again (a warm start in ``--out-dir`` likewise). So a
+killed study continues where it stopped, a study can be spread over machines that share only the
+repository, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2 alone) can run as two processes
+before a last call with ``--seeds 3`` writes the table from their records. The table names every commit
+its runs came from.
 ``--warm-start runs/qs_s{seed}/sft`` uses the README command's warm starts (``evolver train --config
 configs/quickstart.yaml --seed S``) instead of training them again, once their recorded settings match.
 
@@ -169,10 +171,12 @@ def _saved(path: Path, budget: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _save(path: Path, budget: dict[str, Any], result: dict[str, Any]) -> None:
-    """Write atomically, so that a killed process never leaves a half-written result to be reused."""
+    """Write atomically, so that a killed process never leaves a half-written result to be reused.
+
+    Compact JSON: a record holds every evaluated episode's outcome and is committed with the table."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"budget": budget, "result": result}, indent=1))
+    tmp.write_text(json.dumps({"budget": budget, "result": result}, separators=(",", ":"), sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 
@@ -182,7 +186,7 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     With ``--warm-start``, the seed's existing checkpoint is used instead, once its ``sft_config.json``
     shows it was trained exactly as this warm start would be (e.g. the README command's, same seed).
     """
-    from evolver_train.train_cli import _sft_config, run_warm_start
+    from evolver_train.train_cli import run_warm_start, warm_start_config
 
     run = _config("overall", args, seed, folder, "tiny")
     import yaml
@@ -193,7 +197,7 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     if args.sft_demos:
         run.train.sft.update(num_demonstrations=args.sft_demos)
     if args.warm_start:
-        return _matching_warm_start(Path(args.warm_start.replace("{seed}", str(seed))), _sft_config(run))
+        return _matching_warm_start(Path(args.warm_start.replace("{seed}", str(seed))), warm_start_config(run))
     marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
     if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
         return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
@@ -219,15 +223,18 @@ def _matching_warm_start(folder: Path, expected: Any) -> str:
     return str(folder)
 
 
-def _run_or_reuse(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path) -> dict[str, Any]:
-    """The run's saved result if one of the same budget exists, else a new run (then saved)."""
-    path, budget = folder / mode / "result.json", _budget(args)
-    result = _saved(path, budget)
+def _run_or_reuse(
+    mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: Path, record: Path
+) -> dict[str, Any]:
+    """The run's record if one of the same budget exists, else a new run in ``folder`` (then recorded)."""
+    budget = _budget(args)
+    result = _saved(record, budget)
     if result is not None:
-        print(f"  seed {seed} {mode}: reusing the finished run in {path} (code {result.get('code')})", flush=True)
+        print(f"  seed {seed} {mode}: reusing the finished run recorded in {record} (code {result.get('code')})",
+              flush=True)
         return result
     result = {**_run(mode, args, seed, sft_dir, folder), "code": _code_version(), "warm_start": sft_dir}
-    _save(path, budget, result)
+    _save(record, budget, result)
     return result
 
 
@@ -488,12 +495,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--recipe-args", default="",
                    help="More evolver train options for the warm start and every mode (one shell-quoted string), "
                         "e.g. \"--max_turns 15 --env_kwargs '{...}'\".")
-    p.add_argument("--out-dir", default="runs/learning_webshop", help="Checkpoints and raw results.")
+    p.add_argument("--out-dir", default="runs/learning_webshop",
+                   help="Warm starts, checkpoints and the study's raw JSON.")
     p.add_argument(
         "--results",
         default=str(ROOT / "benchmarks" / "results" / "learning_webshop.md"),
         help="Markdown table; the PNG is written next to it.",
     )
+    p.add_argument("--records", default="",
+                   help="Each finished run's record, reused by a later call of the same budget "
+                        "(default: the --results path without .md, plus _runs).")
     args = p.parse_args(argv)
     if not args.steps:
         import yaml
@@ -514,15 +525,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    results = Path(args.results)
+    records = Path(args.records) if args.records else results.with_name(results.stem + "_runs")
     started = time.monotonic()
     runs: dict[str, dict[int, dict[str, Any]]] = {m: {} for m in modes}
     for seed in seeds:
-        folder = out_dir / f"seed{seed}"
-        print(f"== seed {seed}: SFT warm start ==", flush=True)
-        sft_dir = _warm_start(args, seed, folder)
+        folder, sft_dir = out_dir / f"seed{seed}", ""
         for mode in modes:
+            record = records / f"seed{seed}" / f"{mode}.json"
+            if not sft_dir and _saved(record, _budget(args)) is None:  # the warm start only when a run needs it
+                print(f"== seed {seed}: SFT warm start ==", flush=True)
+                sft_dir = _warm_start(args, seed, folder)
             print(f"== seed {seed}: {mode} mode, {args.steps} steps ==", flush=True)
-            runs[mode][seed] = _run_or_reuse(mode, args, seed, sft_dir, folder)
+            runs[mode][seed] = _run_or_reuse(mode, args, seed, sft_dir, folder, record)
             (out_dir / "learning_webshop.json").write_text(json.dumps({"runs": runs}, indent=1))
     summary = _summarise(runs)
     probe_run = _config("overall", args, seeds[0], out_dir / "probe", "tiny")
@@ -536,7 +551,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{(time.monotonic() - started) / 60:.1f} min on {os.cpu_count()} CPU cores (saved runs are reused; "
         f"'train min' is each run's own GRPO time)."
     )
-    results = Path(args.results)
     png = results.with_suffix(".png")
     _plot(summary, png, f"WebShop product-held-out success, {len(seeds)} seed(s), mean ± std over seeds")
     results.parent.mkdir(parents=True, exist_ok=True)

@@ -212,7 +212,7 @@ def _check_run(run: RunConfig) -> None:
     if train.task_split == NO_TASK_SPLIT:
         _check_no_task_split(run)
     if train.sft:
-        _sft_config(run)
+        warm_start_config(run)
     if model.use_peft:
         from trl import get_peft_config
 
@@ -236,7 +236,7 @@ def _check_no_task_split(run: RunConfig) -> None:
         check_local_path(questioning.questioning_pool, "questioning_pool")
 
 
-def _sft_config(run: RunConfig):
+def warm_start_config(run: RunConfig):
     """The warm start's ``SFTConfig``: the ``sft`` block plus what it shares with training."""
     from .sft import SFTConfig
 
@@ -272,7 +272,7 @@ def run_warm_start(run: RunConfig) -> str:
     """
     from .sft import train_sft
 
-    return str(train_sft(_sft_config(run)))
+    return str(train_sft(warm_start_config(run)))
 
 
 def load_model(run: RunConfig, env: Any = None, tasks: list[Any] | None = None):

@@ -57,14 +57,35 @@ def test_a_finished_run_is_reused_only_under_the_same_budget(study, tmp_path, mo
         return {"curve": [{"step": args.steps, "success_rate": 0.5}], "train_seconds": 1.0}
 
     monkeypatch.setattr(study, "_run", run)
-    first = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path)
+    record = tmp_path / "records" / "seed0" / "basic.json"
+    first = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path, record)
     assert trained == [("basic", 3)] and first["code"]  # the commit it ran from travels with the result
-    again = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path)
+    again = study._run_or_reuse("basic", _budget_args(), 0, "sft", tmp_path, record)
     assert trained == [("basic", 3)] and again == first  # reused, not trained again
-    study._run_or_reuse("basic", _budget_args(steps=4), 0, "sft", tmp_path)
-    assert trained == [("basic", 3), ("basic", 4)]  # another budget: run again, and saved in its place
-    assert study._saved(tmp_path / "basic" / "result.json", study._budget(_budget_args(steps=4))) is not None
-    assert study._saved(tmp_path / "basic" / "result.json", study._budget(_budget_args())) is None
+    study._run_or_reuse("basic", _budget_args(steps=4), 0, "sft", tmp_path, record)
+    assert trained == [("basic", 3), ("basic", 4)]  # another budget: run again, and recorded in its place
+    assert study._saved(record, study._budget(_budget_args(steps=4))) is not None
+    assert study._saved(record, study._budget(_budget_args())) is None
+    assert len(record.read_text().splitlines()) == 1  # compact: a record is committed next to its table
+
+
+def test_a_study_whose_runs_are_all_recorded_trains_nothing(study, tmp_path, monkeypatch):
+    def never(*args):
+        raise AssertionError("trained although every run is recorded")
+
+    monkeypatch.setattr(study, "_warm_start", never)
+    monkeypatch.setattr(study, "_run", never)
+    argv = ["--seeds", "2", "--steps", "20", "--eval-every", "20", "--eval-episodes", "4", "--modes",
+            "basic,attribution", "--out-dir", str(tmp_path / "out"), "--results", str(tmp_path / "table.md")]
+    budget = study._budget(argparse.Namespace(steps=20, eval_every=20, eval_episodes=4, sft_steps=0, sft_demos=0,
+                                              tasks_per_step=0, group=8, recipe_args=""))
+    for seed in (0, 1):  # the default records folder: next to the table
+        for mode in ("basic", "attribution"):
+            study._save(tmp_path / "table_runs" / f"seed{seed}" / f"{mode}.json", budget,
+                        _finished({0: [1, 0, 0, 0], 20: [1, 1, 0, 0]}, {}))
+    assert study.main(argv) == 0
+    table = (tmp_path / "table.md").read_text()
+    assert "Seeds [0, 1]" in table and "| +attributing |" in table and (tmp_path / "table.png").exists()
 
 
 def test_an_unfinished_or_unreadable_result_is_not_reused(study, tmp_path):
@@ -83,10 +104,10 @@ def test_seeds_are_a_count_or_a_list_and_never_none(study, monkeypatch, tmp_path
     monkeypatch.setattr(study, "_warm_start", first_warm_start)
     for value, first in (("2", 0), ("2,", 2), ("1,0", 1)):
         with pytest.raises(RuntimeError, match=f"seed {first}"):
-            study.main(["--seeds", value, "--out-dir", str(tmp_path)])
+            study.main(["--seeds", value, "--out-dir", str(tmp_path), "--results", str(tmp_path / "t.md")])
     for bad in ("0", ",", "a,b"):
         with pytest.raises(SystemExit, match="--seeds"):
-            study.main(["--seeds", bad, "--out-dir", str(tmp_path)])
+            study.main(["--seeds", bad, "--out-dir", str(tmp_path), "--results", str(tmp_path / "t.md")])
 
 
 def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tmp_path):

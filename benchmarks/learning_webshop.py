@@ -36,13 +36,17 @@ The study is resumable, and its seeds can run side by side: each finished run is
 are committed with it) with the budget it ran under and the code it ran (git commit), and a later call
 with the same budget reuses it instead of training again (a warm start in ``--out-dir`` likewise). So a
 killed study continues where it stopped, a study can be spread over machines that share only the
-repository, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2 alone) can run as two processes
-before a last call with ``--seeds 3`` writes the table from their records. The table names every commit
-its runs came from.
+repository, and ``--seeds 1,`` and ``--seeds 2,`` (seed 1 alone, seed 2 alone), or one seed split by
+``--modes``, can run as processes side by side (one per core; a seed's warm start is trained once, the
+others wait for it) before a last call with ``--seeds 3`` writes the table from their records. The table
+names every commit its runs came from.
 ``--warm-start runs/qs_s{seed}/sft`` uses the README command's warm starts (``evolver train --config
 configs/quickstart.yaml --seed S``) instead of training them again, once their recorded settings match.
 
     python benchmarks/learning_webshop.py                                  # full: 5 modes x 3 seeds (hours)
+    python benchmarks/learning_webshop.py --seeds 1, --eval-every 20 --modes basic,questioning &
+    python benchmarks/learning_webshop.py --seeds 1, --eval-every 20 --modes navigation,attribution,overall
+    python benchmarks/learning_webshop.py --seeds 3 --eval-every 20        # the recorded ablation's table
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
         --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
     python benchmarks/learning_webshop.py --modes basic,attribution,attribution_rules,gigpo \\
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import json
 import os
 import shlex
@@ -199,10 +204,15 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     if args.warm_start:
         return _matching_warm_start(Path(args.warm_start.replace("{seed}", str(seed))), warm_start_config(run))
     marker, budget = folder / "sft_budget.json", _budget(args, warm_start=True)
-    if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
-        return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
-    sft_dir = run_warm_start(run)
-    _save(marker, budget, {"sft_dir": str(sft_dir), "code": _code_version()})
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "sft.lock", "w") as lock:
+        # Processes that split a seed's modes (--modes) share its warm start: the first trains it while the
+        # others wait here, then find it finished.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / "sft" / "config.json").exists() and _saved(marker, budget) is not None:
+            return str(folder / "sft")  # resumable: a finished warm start of the same budget is reused
+        sft_dir = run_warm_start(run)
+        _save(marker, budget, {"sft_dir": str(sft_dir), "code": _code_version()})
     return sft_dir
 
 

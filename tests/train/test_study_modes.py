@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
+from pathlib import Path
 
 import pytest
 
@@ -122,6 +124,30 @@ def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tm
     with pytest.raises(SystemExit, match="no readable sft_config.json"):
         study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(tmp_path)), 0, tmp_path / "x")
     assert not (tmp_path / "x").exists()  # a refused checkpoint trains nothing and writes nothing
+
+
+def test_processes_that_split_a_seed_share_one_warm_start(study, tmp_path, monkeypatch):
+    import threading
+
+    import evolver_train.train_cli as train_cli
+
+    trained = []
+
+    def warm_start(run):  # a slow warm start, so that the second caller arrives while the first trains
+        trained.append(run.train.seed)
+        time.sleep(0.5)
+        (Path(run.train.output_dir) / "sft").mkdir()
+        (Path(run.train.output_dir) / "sft" / "config.json").write_text("{}")
+        return str(Path(run.train.output_dir) / "sft")
+
+    monkeypatch.setattr(train_cli, "run_warm_start", warm_start)
+    args, folder, found = _budget_args(warm_start=""), tmp_path / "seed0", []
+    callers = [threading.Thread(target=lambda: found.append(study._warm_start(args, 0, folder))) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert trained == [0] and found == [str(folder / "sft")] * 2
 
 
 def _finished(successes_by_step: dict[int, list[int]], metrics: dict[str, float]) -> dict:

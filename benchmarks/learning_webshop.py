@@ -18,9 +18,11 @@ results ahead of every search's matches and a larger step budget.
 Every ``--eval-every`` steps (and at step 0 and the end) the policy plays ``--eval-episodes`` held-out
 dev goals once each, sampled at temperature 1, without experience in the prompt, through
 ``evolver_train.evaluation.evaluate_policy`` (the rollout code the trainer uses); every evaluation uses
-the same episodes (its sample fingerprint is recorded). The final evaluation is summarised over seeds
-with ``evolver_gym.core.stats``: the mean of the per-seed means, Student's t interval over seeds (what
-another seed would give), the evaluation-noise interval, and each mode's paired difference to basic.
+the same episodes (its sample fingerprint is recorded); the step-0 evaluation, the warm start's and
+the same in every mode, is played once per seed and read back by the seed's other modes. The final
+evaluation is summarised over seeds with ``evolver_gym.core.stats``: the mean of the per-seed means,
+Student's t interval over seeds (what another seed would give), the evaluation-noise interval, and each
+mode's paired difference to basic.
 ``steps@.9`` is the first evaluated step at which a mode's mean curve reaches 90% of basic's best
 mean success (AgentEvolver, Table 6). The mechanisms' own metrics (injection rate, synthetic share,
 label agreement with the oracle, clip and ratio statistics, the experience pool's real size) are the
@@ -60,6 +62,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fcntl
+import hashlib
 import json
 import os
 import shlex
@@ -185,6 +188,12 @@ def _save(path: Path, budget: dict[str, Any], result: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _digest(value: Any) -> str:
+    """A short stable hash of a JSON-able value."""
+    blob = json.dumps(value, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(blob, digest_size=8).hexdigest()
+
+
 def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
     """SFT on oracle demonstrations into ``folder/sft``; shared by every mode of the seed.
 
@@ -217,19 +226,13 @@ def _warm_start(args: argparse.Namespace, seed: int, folder: Path) -> str:
 
 
 def _matching_warm_start(folder: Path, expected: Any) -> str:
-    """``folder`` if its ``sft_config.json`` equals ``expected`` (an ``SFTConfig``) but for the output folder
-    and it ran every step; otherwise a one-line error naming the first differing setting."""
-    try:
-        record = json.loads((folder / "sft_config.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"--warm-start: {folder} has no readable sft_config.json ({exc})") from None
-    wanted = json.loads(json.dumps(dataclasses.asdict(expected)))  # tuples as lists, like the record
-    for key, value in wanted.items():
-        if key != "output_dir" and record.get(key) != value:
-            raise SystemExit(f"--warm-start: {folder} was trained with {key}={record.get(key)!r}, "
-                             f"this study's warm start uses {value!r}")
-    if record.get("steps") != expected.max_steps:
-        raise SystemExit(f"--warm-start: {folder} stopped at step {record.get('steps')!r} of {expected.max_steps}")
+    """``folder`` if it ran every step of the warm start ``expected`` (an ``SFTConfig``) describes; otherwise
+    a one-line error naming the first differing setting."""
+    from evolver_train.sft import finished_sft_mismatch
+
+    reason = finished_sft_mismatch(folder, expected)
+    if reason is not None:
+        raise SystemExit(f"--warm-start: {reason}, as this study's warm start would be")
     return str(folder)
 
 
@@ -267,7 +270,21 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
     probe.close()
     curve: list[dict[str, float]] = []
 
+    settings = RolloutSettings.from_config(config)
+    # The step-0 evaluation is the warm start's, the same in every mode of the seed: computed once, then
+    # read back by the seed's other modes (keyed by everything it depends on, the code included).
+    key = _digest({"warm_start": sft_dir, "tasks": [t.task_id for t in dev], "seed": seed,
+                        "env_id": config.env_id, "env_kwargs": config.env_kwargs, "code": _code_version(),
+                        "shaping": list(getattr(config, "observation_shaping", []) or []),
+                        "rollout": dataclasses.asdict(settings)})
+    step0 = folder / f"step0_{key}.json"
+
     def evaluate(step: int, policy: Any) -> None:
+        if step == 0 and step0.exists():
+            curve.append(json.loads(step0.read_text()))
+            print(f"  seed {seed} {mode:7s} step    0: success {curve[-1]['success_rate']:.3f} "
+                  f"(the warm start's evaluation, read from {step0.name})", flush=True)
+            return
         report = evaluate_policy(
             policy,
             tokenizer,
@@ -277,12 +294,16 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
             temperature=1.0,
             env_kwargs=config.env_kwargs,
             observation_shaping=getattr(config, "observation_shaping", []) or [],
-            rollout=RolloutSettings.from_config(config),
+            rollout=settings,
             seed=seed + 1000,
         )
         curve.append({"step": step, "success_rate": report["success_rate"], "score": report["score"],
                       "successes": [s for task in report["per_task"] for s in task["successes"]],
                       "sample": report["sample"]["fingerprint"]})
+        if step == 0:
+            tmp = step0.with_suffix(".tmp")
+            tmp.write_text(json.dumps(curve[-1]))
+            os.replace(tmp, step0)
         print(
             f"  seed {seed} {mode:7s} step {step:4d}: success {report['success_rate']:.3f} "
             f"score {report['score']:.3f}",

@@ -89,6 +89,10 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Warm start: SFTConfig fields (evolver sft). With it, `evolver train` first "
                 "runs SFT on the same environment (env_id, env_kwargs, observation_shaping, system_prompt, "
                 "max_observation_tokens, seed are shared) into <output_dir>/sft and trains from that checkpoint."})
+    reuse_warm_start: bool = field(default=True, metadata={
+        "help": "Reuse <output_dir>/sft when it ran every step of exactly this warm start (its sft_config.json "
+                "records the same settings and seed, so training it again would give the same checkpoint) instead "
+                "of training it again; false always retrains it (e.g. after changing the library's SFT code)."})
 
     # -- rollouts --------------------------------------------------------------------------
     max_turns: int = field(default=15, metadata={"help": "Most actions per episode; then it counts as truncated."})

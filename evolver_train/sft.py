@@ -63,7 +63,7 @@ from .errors import (
 )
 
 __all__ = ["SFTConfig", "read_tasks_file", "collect_demonstrations", "add_experience_context", "IdRelabeller",
-           "encode_demonstration", "train_sft", "main"]
+           "encode_demonstration", "train_sft", "finished_sft_mismatch", "main"]
 
 
 @dataclass
@@ -441,12 +441,42 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         model = model.merge_and_unload()  # a plain checkpoint: GRPO and evaluation load it like any other
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # The record goes last and an older one first: a checkpoint half-overwritten by a killed run never sits
+    # next to a record that vouches for it (see ``finished_sft_mismatch``).
+    (out / "sft_config.json").unlink(missing_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     record = {**asdict(config), "steps": step, "final_loss": loss_ema}
     (out / "sft_config.json").write_text(json.dumps(record, indent=2))
     print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")
     return out
+
+
+def finished_sft_mismatch(folder: str | Path, expected: SFTConfig) -> str | None:
+    """Why ``folder`` does not hold the finished SFT run ``expected`` describes; ``None`` when it does.
+
+    It does when its ``sft_config.json`` records every setting of ``expected`` but the output folder, and
+    every step of the step budget: with the same seed, training again would give the same checkpoint.
+
+        reason = finished_sft_mismatch("runs/quickstart/sft", config)
+        if reason is None: ...  # reuse it
+    """
+    folder = Path(folder)
+    try:
+        record = json.loads((folder / "sft_config.json").read_text())
+    except FileNotFoundError:
+        return f"{folder} has no sft_config.json (no finished SFT run)"
+    except (OSError, ValueError) as exc:
+        return f"{folder}/sft_config.json is unreadable ({exc})"
+    if not isinstance(record, dict):
+        return f"{folder}/sft_config.json is not a JSON object"
+    wanted = json.loads(json.dumps(asdict(expected)))  # tuples as lists, as they are recorded
+    for key, value in wanted.items():
+        if key != "output_dir" and record.get(key) != value:
+            return f"{folder} was trained with {key}={record.get(key)!r}, not {value!r}"
+    if record.get("steps") != expected.max_steps:
+        return f"{folder} stopped at step {record.get('steps')!r} of {expected.max_steps}"
+    return None
 
 
 class _Parser(OneLineErrors, argparse.ArgumentParser):

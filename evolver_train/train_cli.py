@@ -30,6 +30,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from trl import ModelConfig
@@ -267,12 +268,24 @@ def warm_start_config(run: RunConfig):
 def run_warm_start(run: RunConfig) -> str:
     """Run the config's ``sft`` block (``evolver sft``) into ``<output_dir>/sft``; returns the checkpoint.
 
+    A finished warm start of the same settings already there is reused (``reuse_warm_start``), so a second
+    call, or a run resumed after a kill in its GRPO stage, does not train it again.
+
     The SFT run shares the environment and the codec settings with training, so the warm-started
     policy sees the same token layout at RL time.
     """
-    from .sft import train_sft
+    from .sft import finished_sft_mismatch, train_sft
 
-    return str(train_sft(warm_start_config(run)))
+    config = warm_start_config(run)
+    if run.train.reuse_warm_start:
+        reason = finished_sft_mismatch(config.output_dir, config)
+        if reason is None:
+            print(f"warm start: reusing {config.output_dir}, which ran every step with these settings "
+                  f"(reuse_warm_start: false trains it again)", flush=True)
+            return config.output_dir
+        if Path(config.output_dir, "sft_config.json").exists():
+            print(f"warm start: training again, as {reason}", flush=True)
+    return str(train_sft(config))
 
 
 def load_model(run: RunConfig, env: Any = None, tasks: list[Any] | None = None):

@@ -108,6 +108,42 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     assert model.config.hidden_size == 32 and tok.chat_template
 
 
+def test_a_finished_warm_start_of_the_same_settings_is_reused_and_any_other_is_trained_again(tmp_path, capsys):
+    from evolver_train.sft import finished_sft_mismatch
+    from evolver_train.train_cli import run_warm_start, warm_start_config
+
+    sft = {"num_demonstrations": 8, "max_steps": 2, "max_minutes": 0, "hidden_size": 32, "num_hidden_layers": 1,
+           "num_attention_heads": 2, "log_every": 1}
+
+    def warm_start(*flags: str) -> Path:
+        run = parse_config(["--config", QUICKSTART, "--output_dir", str(tmp_path), "--sft", json.dumps(sft), *flags])
+        return Path(run_warm_start(run))
+
+    first = warm_start()
+    assert "sft: 2 steps" in capsys.readouterr().out
+    marker = (first / "model.safetensors").stat().st_mtime_ns
+    assert warm_start() == first  # the same settings: reused, not trained
+    printed = capsys.readouterr().out
+    assert "reusing" in printed and "sft:" not in printed
+    assert (first / "model.safetensors").stat().st_mtime_ns == marker
+
+    warm_start("--seed", "1")  # another seed is another warm start
+    printed = capsys.readouterr().out
+    assert "training again, as" in printed and "seed=0, not 1" in printed and "sft: 2 steps" in printed
+    warm_start("--seed", "1", "--reuse_warm_start", "false")  # asked to retrain: no reason needed
+    assert "sft: 2 steps" in capsys.readouterr().out
+
+    run = parse_config(["--config", QUICKSTART, "--output_dir", str(tmp_path), "--sft", json.dumps(sft), "--seed", "1"])
+    expected = warm_start_config(run)
+    assert finished_sft_mismatch(first, expected) is None
+    record = json.loads((first / "sft_config.json").read_text())
+    (first / "sft_config.json").write_text(json.dumps({**record, "steps": 1}))  # a run cut short
+    assert finished_sft_mismatch(first, expected) == f"{first} stopped at step 1 of 2"
+    (first / "sft_config.json").write_text("{")
+    assert "unreadable" in finished_sft_mismatch(first, expected)
+    assert "no sft_config.json" in finished_sft_mismatch(tmp_path, expected)
+
+
 def test_slow_run_warning_projects_the_step_budget_and_warns_once():
     import time
 

@@ -121,7 +121,7 @@ def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tm
         study._warm_start(_budget_args(sft_steps=3, sft_demos=4, warm_start=pattern), 0, tmp_path / "x")
     with pytest.raises(SystemExit, match="seed=0"):  # another seed's checkpoint
         study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(trained)), 1, tmp_path / "x")
-    with pytest.raises(SystemExit, match="no readable sft_config.json"):
+    with pytest.raises(SystemExit, match="no sft_config.json"):
         study._warm_start(_budget_args(sft_steps=2, sft_demos=4, warm_start=str(tmp_path)), 0, tmp_path / "x")
     assert not (tmp_path / "x").exists()  # a refused checkpoint trains nothing and writes nothing
 
@@ -167,3 +167,20 @@ def test_the_table_says_when_grpo_never_beat_its_warm_start(study, tmp_path):
     runs["basic"] = {s: _finished({0: worse, 20: start}, {}) for s in (0, 1)}  # GRPO improved: no such line
     table = study._markdown(study._summarise(runs), args, "cmd", tmp_path / "c.png", [0, 1], "setup")
     assert "Basic's best is its warm start" not in table and "| 20 |" in table
+
+
+def test_the_warm_starts_evaluation_is_played_once_per_seed_and_read_back_by_its_other_modes(study, tmp_path, capsys):
+    args = _budget_args(steps=1, eval_every=1, eval_episodes=3, sft_steps=2, sft_demos=4, warm_start="",
+                        tasks_per_step=1, group=2, recipe_args="--max_turns 2 --max_episode_tokens 120")
+    folder = tmp_path / "seed0"
+    sft_dir = study._warm_start(args, 0, folder)
+    basic = study._run("basic", args, 0, sft_dir, folder)
+    assert "read from step0_" not in capsys.readouterr().out  # the first mode plays it
+    attribution = study._run("attribution", args, 0, sft_dir, folder)
+    assert "read from step0_" in capsys.readouterr().out  # the second reads it back
+    assert attribution["curve"][0] == basic["curve"][0] and basic["curve"][0]["step"] == 0
+    assert len(basic["curve"][0]["successes"]) == 3 and [p["step"] for p in attribution["curve"]] == [0, 1]
+    # Anything the evaluation depends on changes its key: another episode count plays it again.
+    study._run("basic", _budget_args(**{**vars(args), "eval_episodes": 2}), 0, sft_dir, folder)
+    assert "read from step0_" not in capsys.readouterr().out
+    assert len(list(folder.glob("step0_*.json"))) == 2 and not list(folder.glob("*.tmp"))

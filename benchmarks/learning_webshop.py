@@ -8,12 +8,16 @@ rollout settings:
 * ``questioning``, ``navigation``, ``attribution`` - that mechanism alone, with the recipe's settings;
 * ``overall`` - all three, as the recipe runs them;
 * ``attribution_rules`` - attribution alone with the rule attributor's labels instead of the oracle's;
-* ``gigpo`` - no mechanism, GiGPO's anchor-state step advantage (``gigpo_omega`` 1) on top of the outcome.
+* ``gigpo`` - no mechanism, GiGPO's anchor-state step advantage (``gigpo_omega`` 1) on top of the outcome;
+* ``navigation_strip`` - navigation alone, trained on the context without the experience block (strip)
+  instead of the context it was sampled in (keep, the recipe's).
 
 The last two, with ``basic`` and ``attribution``, compare credit assignment: outcome only, ADCA with
 oracle labels, ADCA with rule labels, GiGPO. Give it longer, sparser episodes with ``--recipe-args``
 (any ``evolver train`` options, applied to the warm start and every mode), e.g. a page of sponsored
-results ahead of every search's matches and a larger step budget.
+results ahead of every search's matches and a larger step budget. ``navigation`` against
+``navigation_strip`` (``--reference navigation``) compares the two experience training modes; with
+``--recipe-args "--steps_per_generation 2"`` the stripped rows' ratio can move and their boosted clip act.
 
 Every ``--eval-every`` steps (and at step 0 and the end) the policy plays ``--eval-episodes`` held-out
 dev goals once each, sampled at temperature 1, without experience in the prompt, through
@@ -51,10 +55,13 @@ configs/quickstart.yaml --seed S``) instead of training them again, once their r
     python benchmarks/learning_webshop.py --seeds 3 --eval-every 20        # the recorded ablation's table
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
         --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
-    python benchmarks/learning_webshop.py --modes basic,attribution,attribution_rules,gigpo \\
+    python benchmarks/learning_webshop.py --modes basic,attribution,attribution_rules,gigpo --eval-every 30 \\
         --recipe-args "--env_kwargs '{\"num_products\": 600, \"max_steps\": 15, \"goals\": \"synthetic\", \\
         \"split_scheme\": \"product\", \"sponsored_results\": 10}' --max_turns 15 --max_episode_tokens 1024" \\
         --out-dir runs/credit --results benchmarks/results/credit_assignment.md   # credit assignment
+    python benchmarks/learning_webshop.py --modes navigation,navigation_strip --reference navigation \\
+        --eval-every 20 --recipe-args "--steps_per_generation 2" \\
+        --out-dir runs/nav_clip --results benchmarks/results/navigation_clip.md      # keep against strip
 """
 
 from __future__ import annotations
@@ -76,13 +83,15 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODES = ("basic", "questioning", "navigation", "attribution", "overall", "attribution_rules", "gigpo")
+MODES = ("basic", "questioning", "navigation", "attribution", "overall", "attribution_rules", "gigpo",
+         "navigation_strip")
 DEFAULT_MODES = MODES[:5]  # the mechanism ablation
 LABELS = {"basic": "basic (plain GRPO)", "questioning": "+questioning", "navigation": "+navigating",
           "attribution": "+attributing", "overall": "overall (all three)",
-          "attribution_rules": "+attributing, rule labels", "gigpo": "GiGPO (no labels)"}
+          "attribution_rules": "+attributing, rule labels", "gigpo": "GiGPO (no labels)",
+          "navigation_strip": "+navigating, strip"}
 COLOURS = {"basic": "tab:blue", "questioning": "tab:green", "navigation": "tab:purple", "attribution": "tab:orange",
-           "overall": "tab:red", "attribution_rules": "tab:brown", "gigpo": "tab:olive"}
+           "overall": "tab:red", "attribution_rules": "tab:brown", "gigpo": "tab:olive", "navigation_strip": "tab:pink"}
 # The trainer's logged metrics kept per run: the mechanisms' own, and the loss's ratio and clip statistics.
 METRIC_PREFIXES = ("exp/", "tasks/", "attr/", "ratio/", "clip_ratio/")
 
@@ -136,6 +145,9 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
         run.train.wrappers, run.mechanisms = [], {}
         if mode == "gigpo":
             run.train.gigpo_omega = 1.0
+    elif mode == "navigation_strip":  # navigation alone, trained on the context without the experience block
+        run.train.wrappers = ["navigation"]
+        run.mechanisms = {"navigation": dataclasses.replace(run.mechanisms["navigation"], experience_mode="strip")}
     elif mode == "attribution_rules":
         run.train.wrappers = ["attribution"]
         run.mechanisms = {"attribution": dataclasses.replace(run.mechanisms["attribution"], attributor="rules")}
@@ -338,9 +350,10 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
             "metrics": metrics}
 
 
-def _summarise(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+def _summarise(runs: dict[str, dict[int, dict[str, Any]]], reference: str = "basic") -> dict[str, Any]:
     """Per mode: mean +- std curves over seeds, the final evaluation over seeds with its intervals, the
-    paired difference to basic, steps@.9 of basic's best, and the logged metrics averaged over seeds."""
+    paired difference to the reference mode, steps@.9 of the reference's best, and the logged metrics
+    averaged over seeds."""
     from evolver_gym.core.stats import difference_interval, summarize_over_seeds
 
     out: dict[str, Any] = {}
@@ -368,17 +381,18 @@ def _summarise(runs: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
             "metrics": {k: statistics.fmean(r["metrics"][k] for r in by_seed.values() if k in r.get("metrics", {}))
                         for k in names},
         }
-    basic = runs.get("basic") or {}
+    base = runs.get(reference) or {}
     for mode, block in out.items():
-        if mode != "basic" and basic and set(basic) == set(runs[mode]):
+        if mode != reference and base and set(base) == set(runs[mode]):
             # Paired t over seeds; with one seed there is no spread over seeds, only the evaluation's noise.
-            method = "t" if len(basic) > 1 else "bootstrap"
-            block["vs_basic"] = difference_interval({s: r["curve"][-1]["successes"] for s, r in runs[mode].items()},
-                                                    {s: r["curve"][-1]["successes"] for s, r in basic.items()},
-                                                    method=method)
-    if "basic" in out and max(out["basic"]["mean"]) > 0:
-        # (A baseline that never succeeds has no best to reach: steps@.9 is then undefined.)
-        target = 0.9 * max(out["basic"]["mean"])
+            method = "t" if len(base) > 1 else "bootstrap"
+            block["versus"] = difference_interval({s: r["curve"][-1]["successes"] for s, r in runs[mode].items()},
+                                                  {s: r["curve"][-1]["successes"] for s, r in base.items()},
+                                                  method=method)
+    out["reference"] = reference
+    if reference in out and max(out[reference]["mean"]) > 0:
+        # (A reference that never succeeds has no best to reach: steps@.9 is then undefined.)
+        target = 0.9 * max(out[reference]["mean"])
         out["target"] = target
         for block in (v for k, v in out.items() if k in MODES):
             reached = [s for s, m in zip(block["steps"], block["mean"], strict=True) if m >= target]
@@ -405,7 +419,7 @@ def _plot(summary: dict[str, Any], path: Path, title: str) -> None:
         ax.fill_between(block["steps"], lo, hi, color=COLOURS[mode], alpha=0.15)
         tops += hi
     if "target" in summary:
-        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label="90% of basic's best")
+        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label=f"90% of {summary['reference']}'s best")
     ax.set_ylim(0.0, min(1.0, max(tops) * 1.15))  # a success rate: never below 0
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GRPO step")
@@ -430,7 +444,8 @@ def _interval(block: dict[str, Any]) -> str:
 def _metrics(metrics: dict[str, float]) -> str:
     shown = {"exp/injection_rate": "injected", "exp/pool_size": "pool", "tasks/synthetic_rate": "synthetic",
              "attr/oracle_agreement": "agreement", "attr/good_rate": "GOOD", "attr/fallback_rate": "fallback",
-             "clip_ratio/region_mean": "clipped"}
+             "clip_ratio/region_mean": "clipped", "clip_ratio/experience_region_mean": "experience rows clipped",
+             "exp/ratio_max_deviation": "their largest |ratio - 1|"}
     parts = [f"{label} {metrics[key]:.3g}" for key, label in shown.items() if key in metrics]
     return ", ".join(parts) or "-"
 
@@ -441,7 +456,10 @@ def _markdown(
     modes = [m for m in MODES if summary.get(m)]
     study = ("the mechanism ablation" if set(modes) <= set(DEFAULT_MODES)
              else "credit assignment" if set(modes) <= {"basic", "attribution", "attribution_rules", "gigpo"}
+             else "experience in training, keep against strip" if set(modes) <= {"basic", "navigation",
+                                                                                  "navigation_strip"}
              else ", ".join(LABELS[m] for m in modes))
+    ref = LABELS[summary["reference"]].split(" (")[0]  # "basic", "+navigating"
     lines = [f"# Learning on WebShop: {study}", "", f"Command: `{command}`", "", setup, ""]
     if args.steps < 20:
         lines += [
@@ -454,7 +472,7 @@ def _markdown(
         f"Seeds {seeds}; {args.steps} GRPO steps per run; held-out success = {args.eval_episodes} dev goals, "
         f"one episode each at temperature 1, no experience in the prompt (evaluation sample "
         f"{', '.join(samples)}). Success: mean of the per-seed means [95% Student t interval over seeds; "
-        "with one seed, the Wilson interval over episodes]; difference to basic: paired t over seeds (with "
+        f"with one seed, the Wilson interval over episodes]; difference to {ref}: paired t over seeds (with "
         "one seed, a bootstrap over the evaluation's episodes).",
         "",
         f"Code: {', '.join(codes)}" + (" (runs from more than one commit: compare with care)." if len(codes) > 1
@@ -462,7 +480,7 @@ def _markdown(
         "",
         *([f"Warm starts: the existing checkpoints `{args.warm_start}`, checked against the recipe's SFT settings.",
            ""] if args.warm_start else []),
-        "| mode | step 0 (warm start) | final | final − basic | steps@.9 | mechanism metrics (mean over steps) "
+        f"| mode | step 0 (warm start) | final | final − {ref} | steps@.9 | mechanism metrics (mean over steps) "
         "| train min |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -472,7 +490,7 @@ def _markdown(
             continue
         reached = b.get("steps_at_90")
         at90 = "n/a" if "target" not in summary else reached if reached is not None else "not reached"
-        diff = b.get("vs_basic")
+        diff = b.get("versus")
         if diff is None:
             versus = "-"
         else:
@@ -486,12 +504,12 @@ def _markdown(
     if "target" in summary:
         lines += [
             "",
-            f"steps@.9: first evaluated step where the mean curve reaches 90% of basic's best mean success "
+            f"steps@.9: first evaluated step where the mean curve reaches 90% of {ref}'s best mean success "
             f"({summary['target']:.3f}). AgentEvolver reports 55–67% fewer steps with attribution (Table 6).",
         ]
-        basic = summary["basic"]
-        if basic["mean"].index(max(basic["mean"])) == 0:
-            lines.append("Basic's best is its warm start (step 0): GRPO did not improve on it, so steps@.9 "
+        base = summary[summary["reference"]]
+        if base["mean"].index(max(base["mean"])) == 0:
+            lines.append(f"The best of {ref} is its warm start (step 0): GRPO did not improve on it, so steps@.9 "
                          "measures nothing here.")
     shown = [m for m in MODES if summary.get(m)]
     lines += ["", "| step | " + " | ".join(LABELS[m] for m in shown) + " |", "|---|" + "---|" * len(shown)]
@@ -523,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group", type=int, default=8, help="G, with --tasks-per-step.")
     p.add_argument("--modes", default=",".join(DEFAULT_MODES),
                    help=f"Modes to run (comma-separated, of {', '.join(MODES)}).")
+    p.add_argument("--reference", default="basic",
+                   help="The mode every other is compared with (paired difference, steps@.9); one of --modes.")
     p.add_argument("--recipe-args", default="",
                    help="More evolver train options for the warm start and every mode (one shell-quoted string), "
                         "e.g. \"--max_turns 15 --env_kwargs '{...}'\".")
@@ -551,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         raise SystemExit(f"--modes must name {MODES}, got {args.modes!r}")
+    if args.reference not in modes:
+        raise SystemExit(f"--reference must be one of the study's --modes {modes}, got {args.reference!r}")
     command = "python benchmarks/learning_webshop.py " + " ".join(
         shlex.quote(a) for a in (argv or sys.argv[1:])
     )
@@ -570,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== seed {seed}: {mode} mode, {args.steps} steps ==", flush=True)
             runs[mode][seed] = _run_or_reuse(mode, args, seed, sft_dir, folder, record)
             (out_dir / "learning_webshop.json").write_text(json.dumps({"runs": runs}, indent=1))
-    summary = _summarise(runs)
+    summary = _summarise(runs, args.reference)
     probe_run = _config("overall", args, seeds[0], out_dir / "probe", "tiny")
     cfg, mech = probe_run.train, probe_run.mechanisms
     setup = (

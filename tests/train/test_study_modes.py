@@ -4,6 +4,7 @@ the configs it builds (``benchmarks/learning_webshop.py``)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -31,6 +32,10 @@ def test_each_mode_changes_only_what_it_names(study, tmp_path):
     assert rules.attribution_alpha == oracle.attribution_alpha > 0  # the same ADCA weight, other labels
     for mode in ("questioning", "navigation", "attribution"):
         assert configs[mode].train.wrappers == [mode]
+    keep, strip = configs["navigation"].mechanisms["navigation"], configs["navigation_strip"].mechanisms["navigation"]
+    assert configs["navigation_strip"].train.wrappers == ["navigation"]
+    assert (keep.experience_mode, strip.experience_mode) == ("keep", "strip")
+    assert dataclasses.replace(strip, experience_mode="keep") == keep  # nothing else changes
     # the same budget and rollout settings everywhere
     assert {(c.train.max_steps, c.train.learning_rate, c.train.max_turns, c.train.num_generations)
             for c in configs.values()} == {(3, configs["basic"].train.learning_rate, 8, 8)}
@@ -162,11 +167,11 @@ def test_the_table_says_when_grpo_never_beat_its_warm_start(study, tmp_path):
             "attribution": {s: _finished({0: start, 20: worse}, {"attr/good_rate": 0.25}) for s in (0, 1)}}
     args = argparse.Namespace(**{**vars(_budget_args(steps=20)), "warm_start": "runs/qs_s{seed}/sft"})
     table = study._markdown(study._summarise(runs), args, "cmd", tmp_path / "c.png", [0, 1], "setup")
-    assert "Basic's best is its warm start" in table  # steps@.9 is then 0 for every mode and means nothing
+    assert "The best of basic is its warm start" in table  # steps@.9 is then 0 for every mode and means nothing
     assert "GOOD 0.25" in table and "`runs/qs_s{seed}/sft`" in table and "Code: 1234567." in table
     runs["basic"] = {s: _finished({0: worse, 20: start}, {}) for s in (0, 1)}  # GRPO improved: no such line
     table = study._markdown(study._summarise(runs), args, "cmd", tmp_path / "c.png", [0, 1], "setup")
-    assert "Basic's best is its warm start" not in table and "| 20 |" in table
+    assert "The best of basic is its warm start" not in table and "| 20 |" in table
 
 
 def test_the_warm_starts_evaluation_is_played_once_per_seed_and_read_back_by_its_other_modes(study, tmp_path, capsys):
@@ -184,3 +189,18 @@ def test_the_warm_starts_evaluation_is_played_once_per_seed_and_read_back_by_its
     study._run("basic", _budget_args(**{**vars(args), "eval_episodes": 2}), 0, sft_dir, folder)
     assert "read from step0_" not in capsys.readouterr().out
     assert len(list(folder.glob("step0_*.json"))) == 2 and not list(folder.glob("*.tmp"))
+
+
+def test_any_mode_can_be_the_reference_of_the_comparison(study, tmp_path):
+    keep, strip = [1, 0, 0, 0], [1, 1, 0, 0]
+    runs = {"navigation": {s: _finished({0: keep, 20: keep}, {}) for s in (0, 1)},
+            "navigation_strip": {s: _finished({0: keep, 20: strip}, {"clip_ratio/experience_region_mean": 0.125})
+                                 for s in (0, 1)}}
+    summary = study._summarise(runs, "navigation")
+    assert "versus" not in summary["navigation"] and summary["navigation_strip"]["versus"]["difference"] == 0.25
+    assert summary["target"] == 0.9 * 0.25 and summary["navigation_strip"]["steps_at_90"] == 0
+    table = study._markdown(summary, _budget_args(steps=20, warm_start=""), "cmd", tmp_path / "n.png", [0, 1], "setup")
+    assert "keep against strip" in table and "final − +navigating |" in table
+    assert "+0.250" in table and "experience rows clipped 0.125" in table
+    with pytest.raises(SystemExit, match="--reference must be one of"):
+        study.main(["--modes", "basic", "--reference", "navigation", "--out-dir", str(tmp_path)])

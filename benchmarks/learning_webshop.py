@@ -286,9 +286,9 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
     # The step-0 evaluation is the warm start's, the same in every mode of the seed: computed once, then
     # read back by the seed's other modes (keyed by everything it depends on, the code included).
     key = _digest({"warm_start": sft_dir, "tasks": [t.task_id for t in dev], "seed": seed,
-                        "env_id": config.env_id, "env_kwargs": config.env_kwargs, "code": _code_version(),
-                        "shaping": list(getattr(config, "observation_shaping", []) or []),
-                        "rollout": dataclasses.asdict(settings)})
+                   "env_id": config.env_id, "env_kwargs": config.env_kwargs, "code": _code_version(),
+                   "shaping": list(getattr(config, "observation_shaping", []) or []),
+                   "rollout": dataclasses.asdict(settings)})
     step0 = folder / f"step0_{key}.json"
 
     def evaluate(step: int, policy: Any) -> None:
@@ -419,7 +419,8 @@ def _plot(summary: dict[str, Any], path: Path, title: str) -> None:
         ax.fill_between(block["steps"], lo, hi, color=COLOURS[mode], alpha=0.15)
         tops += hi
     if "target" in summary:
-        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label=f"90% of {summary['reference']}'s best")
+        reference = LABELS[summary["reference"]].split(" (")[0]  # "basic", "+navigating"
+        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label=f"90% of {reference}'s best")
     ax.set_ylim(0.0, min(1.0, max(tops) * 1.15))  # a success rate: never below 0
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GRPO step")

@@ -181,7 +181,7 @@ def _code_version() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def _saved(path: Path, budget: dict[str, Any]) -> dict[str, Any] | None:
+def _saved(path: Path, budget: Any) -> dict[str, Any] | None:
     """The result saved at ``path`` if it was run with ``budget``, else None (absent, unreadable or other)."""
     try:
         saved = json.loads(path.read_text())
@@ -190,7 +190,7 @@ def _saved(path: Path, budget: dict[str, Any]) -> dict[str, Any] | None:
     return saved["result"] if saved.get("budget") == budget else None
 
 
-def _save(path: Path, budget: dict[str, Any], result: dict[str, Any]) -> None:
+def _save(path: Path, budget: Any, result: dict[str, Any]) -> None:
     """Write atomically, so that a killed process never leaves a half-written result to be reused.
 
     Compact JSON: a record holds every evaluated episode's outcome and is committed with the table."""
@@ -292,8 +292,9 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
     step0 = folder / f"step0_{key}.json"
 
     def evaluate(step: int, policy: Any) -> None:
-        if step == 0 and step0.exists():
-            curve.append(json.loads(step0.read_text()))
+        cached = _saved(step0, key) if step == 0 else None
+        if cached is not None:
+            curve.append(cached)
             print(f"  seed {seed} {mode:7s} step    0: success {curve[-1]['success_rate']:.3f} "
                   f"(the warm start's evaluation, read from {step0.name})", flush=True)
             return
@@ -313,9 +314,7 @@ def _run(mode: str, args: argparse.Namespace, seed: int, sft_dir: str, folder: P
                       "successes": [s for task in report["per_task"] for s in task["successes"]],
                       "sample": report["sample"]["fingerprint"]})
         if step == 0:
-            tmp = step0.with_suffix(".tmp")
-            tmp.write_text(json.dumps(curve[-1]))
-            os.replace(tmp, step0)
+            _save(step0, key, curve[-1])
         print(
             f"  seed {seed} {mode:7s} step {step:4d}: success {report['success_rate']:.3f} "
             f"score {report['score']:.3f}",

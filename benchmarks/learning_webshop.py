@@ -523,7 +523,8 @@ def _markdown(
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[int], list[str]]:
+    """The study's options, its seeds and its modes; a bad value exits with one line naming it."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=0,
                    help="GRPO steps per run, the same budget for both modes (0 = the recipe's max_steps).")
@@ -545,8 +546,10 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"Modes to run (comma-separated, of {', '.join(MODES)}).")
     p.add_argument("--title", default="",
                    help="The table's heading after 'Learning on WebShop:' (default: named after the modes).")
-    p.add_argument("--reference", default="basic",
-                   help="The mode every other is compared with (paired difference, steps@.9); one of --modes.")
+    p.add_argument("--reference", default="",
+                   help="The mode every other is compared with (paired difference, steps@.9); one of --modes "
+                        "(default: basic when it is run, else the first of --modes, so that a study split "
+                        "by --modes runs without naming it).")
     p.add_argument("--recipe-args", default="",
                    help="More evolver train options for the warm start and every mode (one shell-quoted string), "
                         "e.g. \"--max_turns 15 --env_kwargs '{...}'\".")
@@ -575,8 +578,15 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         raise SystemExit(f"--modes must name {MODES}, got {args.modes!r}")
+    if not args.reference:
+        args.reference = "basic" if "basic" in modes else modes[0]
     if args.reference not in modes:
         raise SystemExit(f"--reference must be one of the study's --modes {modes}, got {args.reference!r}")
+    return args, seeds, modes
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, seeds, modes = _parse(argv)
     command = "python benchmarks/learning_webshop.py " + " ".join(
         shlex.quote(a) for a in (argv or sys.argv[1:])
     )

@@ -204,3 +204,10 @@ def test_any_mode_can_be_the_reference_of_the_comparison(study, tmp_path):
     assert "+0.250" in table and "experience rows clipped 0.125" in table
     with pytest.raises(SystemExit, match="--reference must be one of"):
         study.main(["--modes", "basic", "--reference", "navigation", "--out-dir", str(tmp_path)])
+
+
+def test_the_reference_defaults_to_basic_or_else_the_first_mode_run(study):
+    # A study split by --modes (one process per core) must run without naming a reference.
+    assert study._parse(["--modes", "attribution,basic"])[0].reference == "basic"
+    assert study._parse(["--modes", "attribution_rules,gigpo"])[0].reference == "attribution_rules"
+    assert study._parse(["--modes", "gigpo,basic", "--reference", "gigpo"])[0].reference == "gigpo"

@@ -399,6 +399,11 @@ def _summarise(runs: dict[str, dict[int, dict[str, Any]]], reference: str = "bas
     return out
 
 
+def _short_label(mode: str) -> str:
+    """A mode's label without its parenthesis: "basic", "+navigating"."""
+    return LABELS[mode].split(" (")[0]
+
+
 def _plot(summary: dict[str, Any], path: Path, title: str) -> None:
     import matplotlib
 
@@ -418,8 +423,8 @@ def _plot(summary: dict[str, Any], path: Path, title: str) -> None:
         ax.fill_between(block["steps"], lo, hi, color=COLOURS[mode], alpha=0.15)
         tops += hi
     if "target" in summary:
-        reference = LABELS[summary["reference"]].split(" (")[0]  # "basic", "+navigating"
-        ax.axhline(summary["target"], color="grey", ls="--", lw=1, label=f"90% of {reference}'s best")
+        ax.axhline(summary["target"], color="grey", ls="--", lw=1,
+                   label=f"90% of {_short_label(summary['reference'])}'s best")
     ax.set_ylim(0.0, min(1.0, max(tops) * 1.15))  # a success rate: never below 0
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GRPO step")
@@ -454,12 +459,12 @@ def _markdown(
     summary: dict[str, Any], args: argparse.Namespace, command: str, png: Path, seeds: list[int], setup: str
 ) -> str:
     modes = [m for m in MODES if summary.get(m)]
-    study = getattr(args, "title", "") or (
+    study = args.title or (
         "the mechanism ablation" if set(modes) <= set(DEFAULT_MODES)
         else "credit assignment" if set(modes) <= {"basic", "attribution", "attribution_rules", "gigpo"}
         else "experience in training, keep against strip" if set(modes) <= {"basic", "navigation", "navigation_strip"}
         else ", ".join(LABELS[m] for m in modes))
-    ref = LABELS[summary["reference"]].split(" (")[0]  # "basic", "+navigating"
+    ref = _short_label(summary["reference"])
     lines = [f"# Learning on WebShop: {study}", "", f"Command: `{command}`", "", setup, ""]
     if args.steps < 20:
         lines += [
@@ -576,7 +581,7 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[int], list[
     if not seeds:
         raise SystemExit(f"--seeds must be a count >= 1 or a comma-separated list of seeds, got {args.seeds!r}")
     modes = [m for m in args.modes.split(",") if m]
-    if any(m not in MODES for m in modes):
+    if not modes or any(m not in MODES for m in modes):
         raise SystemExit(f"--modes must name {MODES}, got {args.modes!r}")
     if not args.reference:
         args.reference = "basic" if "basic" in modes else modes[0]

@@ -52,7 +52,7 @@ def test_recipe_args_reach_every_mode(study, tmp_path):
 
 def _budget_args(**changes) -> argparse.Namespace:
     base = dict(steps=3, eval_every=1, eval_episodes=4, sft_steps=5, sft_demos=8, tasks_per_step=0, group=8,
-                recipe_args="")
+                recipe_args="", title="")
     return argparse.Namespace(**{**base, **changes})
 
 
@@ -211,3 +211,5 @@ def test_the_reference_defaults_to_basic_or_else_the_first_mode_run(study):
     assert study._parse(["--modes", "attribution,basic"])[0].reference == "basic"
     assert study._parse(["--modes", "attribution_rules,gigpo"])[0].reference == "attribution_rules"
     assert study._parse(["--modes", "gigpo,basic", "--reference", "gigpo"])[0].reference == "gigpo"
+    with pytest.raises(SystemExit, match="--modes must name"):  # no mode at all: no first mode either
+        study._parse(["--modes", ","])

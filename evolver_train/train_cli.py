@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field, fields
@@ -115,6 +116,11 @@ class ModelOptions(ModelConfig):
     _argument_group_name = "model and LoRA (trl.ModelConfig; model_name_or_path 'tiny' builds a small policy)"
 
 
+# TRL's argument parser rewrites the config dataclasses' field types in place while it builds (Optional[X]
+# becomes X), so two threads building one at once can read a half-rewritten field and fail.
+_PARSER_BUILD_LOCK = threading.Lock()
+
+
 def _parser(show_all: bool):
     from trl import TrlParser
 
@@ -126,8 +132,10 @@ def _parser(show_all: bool):
         pass
 
     mechanisms = [get_mechanism(name) for name in mechanism_names()]
-    parser = Parser((EvolverGRPOConfig, ModelOptions, *[m.config_class for m in mechanisms]), prog="evolver train",
-                    description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
+    with _PARSER_BUILD_LOCK:
+        parser = Parser((EvolverGRPOConfig, ModelOptions, *[m.config_class for m in mechanisms]),
+                        prog="evolver train",
+                        description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
     parser.add_argument("--help-all", action="help", help="show every option, TRL's included, and exit")
     if not show_all:
         own = set(EvolverGRPOConfig.__annotations__)

@@ -144,3 +144,35 @@ def test_importing_the_package_needs_no_training_extra():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "needs blocked" in proc.stdout
+
+
+def test_settings_can_be_parsed_from_several_threads_at_once(tmp_path):
+    # TRL's parser rewrites the dataclass fields while it builds; a study that splits its runs over
+    # threads parses one config per thread, and every one must come out whole.
+    import threading
+
+    callers, parsed, failed = 6, [], []
+    start = threading.Barrier(callers)
+
+    def parse(i):
+        start.wait()
+        try:
+            for _ in range(5):
+                parsed.append(train_cli.parse_config(["--config", BASIC, "--output_dir", str(tmp_path / f"r{i}")]))
+        except Exception as exc:  # noqa: BLE001 - every failure is collected and shown
+            failed.append(repr(exc))
+
+    threads = [threading.Thread(target=parse, args=(i,)) for i in range(callers)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so that a race shows on every run
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failed == [] and len(parsed) == 5 * callers
+    alone = train_cli.parse_config(["--config", BASIC]).train
+    assert {(run.train.num_generations, run.train.learning_rate) for run in parsed} == {
+        (alone.num_generations, alone.learning_rate)}

@@ -147,8 +147,8 @@ def test_importing_the_package_needs_no_training_extra():
 
 
 def test_settings_can_be_parsed_from_several_threads_at_once(tmp_path):
-    # TRL's parser rewrites the dataclass fields while it builds; a study that splits its runs over
-    # threads parses one config per thread, and every one must come out whole.
+    # TRL's parser rewrites the dataclass fields while it builds; a caller that parses from several
+    # threads (a launcher, the study's shared-warm-start test) must get every config whole.
     import threading
 
     callers, parsed, failed = 6, [], []

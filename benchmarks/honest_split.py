@@ -6,6 +6,8 @@ Usage:
     python benchmarks/honest_split.py --steps 750 --seed 0 --tasks-file runs/questions/none_s0/tasks.jsonl \
         --out runs/honest/synth750_s0     # warm start on synthesised tasks only (no human task)
     python benchmarks/honest_split.py --coverage      # which dev action tokens never occur in training
+    python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/num750_s0 \
+        --observation-shaping drop_repeated_instruction,top_results=5,numbered_results   # click by position
     python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --copying 120   # what it copies
     python benchmarks/honest_split.py --seeds 0,1,2 --versus baseline \
         --over-seeds "main job=runs/honest/qs_s{seed}_eval" "baseline=runs/honest/sft1950_s{seed}"
@@ -54,7 +56,8 @@ def env_kwargs(num_products: int, split_scheme: str) -> dict:
     return dict(num_products=num_products, max_steps=8, goals="synthetic", split_scheme=split_scheme)
 
 
-def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, seed: int) -> dict:
+def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, seed: int,
+             shaping: list[str]) -> dict:
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
     from evolver_train.policy import build_policy
 
@@ -62,7 +65,7 @@ def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, s
     model.eval()
     start = time.monotonic()
     report = evaluate_policy(model, tokenizer, ENV_ID, split=split, k=1, temperature=1.0, num_tasks=num_tasks,
-                             env_kwargs=kwargs, observation_shaping=SHAPING, rollout=RolloutSettings(**ROLLOUT),
+                             env_kwargs=kwargs, observation_shaping=shaping, rollout=RolloutSettings(**ROLLOUT),
                              seed=seed)
     keep = ("num_episodes", "success_rate", "success_rate_ci95", "score", "episode_len", "invalid_action_rate",
             "truncated_rate")
@@ -71,7 +74,7 @@ def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, s
             "seconds": round(time.monotonic() - start, 1)}
 
 
-def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
+def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) -> dict:
     """Dev action tokens absent from the train demonstrations' actions, in total and by action kind."""
     from collections import Counter
 
@@ -81,7 +84,7 @@ def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
     from evolver_train.policy import build_environment_tokenizer
     from evolver_train.sft import collect_demonstrations
 
-    env = shape_environment(gym.make(ENV_ID, **kwargs), SHAPING)
+    env = shape_environment(gym.make(ENV_ID, **kwargs), shaping)
     train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
     tokenizer = build_environment_tokenizer(env, train)
 
@@ -108,7 +111,7 @@ def token_coverage(kwargs: dict, num_demonstrations: int) -> dict:
             "most_common": examples.most_common(10)}
 
 
-def copying(checkpoint: str, n: int, kwargs: dict, seed: int) -> dict:
+def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
     """Searches that repeat the instruction and id clicks that name an id on the page, over n dev goals."""
     import gymnasium as gym
 
@@ -138,7 +141,7 @@ def copying(checkpoint: str, n: int, kwargs: dict, seed: int) -> dict:
     model.eval()
     evaluate_policy(model, tokenizer, ENV_ID, split="dev", k=1, temperature=1.0, num_tasks=n, env_kwargs=kwargs,
                     rollout=RolloutSettings(**ROLLOUT), seed=seed,
-                    env_factory=lambda: Count(shape_environment(gym.make(ENV_ID, **kwargs), SHAPING)))
+                    env_factory=lambda: Count(shape_environment(gym.make(ENV_ID, **kwargs), shaping)))
     return counts
 
 
@@ -219,6 +222,9 @@ def main() -> None:
     p.add_argument("--with-train", action="store_true", help="with --tasks-file: demonstrate the train goals too")
     p.add_argument("--checkpoint", default=None, help="evaluate this checkpoint instead of training one")
     p.add_argument("--num-products", type=int, default=600)
+    p.add_argument("--observation-shaping", default=",".join(SHAPING),
+                   help="comma-separated observation shapers of training and evaluation "
+                        "(add numbered_results for clicks by position)")
     p.add_argument("--split-scheme", default="product")
     p.add_argument("--num-demonstrations", type=int, default=2000)
     p.add_argument("--train-goals", type=int, default=128, help="train goals evaluated (0 = none)")
@@ -240,15 +246,16 @@ def main() -> None:
             p.error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
         print(over_seeds(args.over_seeds, seeds, args.versus))
         return
+    shaping = [name for name in args.observation_shaping.split(",") if name]
     if args.coverage:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
-        print(json.dumps(token_coverage(kwargs, args.num_demonstrations), indent=2))
+        print(json.dumps(token_coverage(kwargs, args.num_demonstrations, shaping), indent=2))
         return
     if args.copying:
         if not args.checkpoint:
             p.error("--copying needs --checkpoint")
         kwargs = env_kwargs(args.num_products, args.split_scheme)
-        print(json.dumps(copying(args.checkpoint, args.copying, kwargs, args.eval_seed), indent=2))
+        print(json.dumps(copying(args.checkpoint, args.copying, kwargs, args.eval_seed, shaping), indent=2))
         return
     if not args.out:
         p.error("--out is required (unless --coverage)")
@@ -262,7 +269,7 @@ def main() -> None:
     kwargs = env_kwargs(args.num_products, args.split_scheme)
     out = Path(args.out)
     record: dict = {"command": "python benchmarks/honest_split.py " + " ".join(os.sys.argv[1:]),
-                    "env_kwargs": kwargs, "observation_shaping": SHAPING, "load_before": os.getloadavg()}
+                    "env_kwargs": kwargs, "observation_shaping": shaping, "load_before": os.getloadavg()}
     checkpoint = args.checkpoint
     if checkpoint is None:
         from evolver_train.sft import SFTConfig, train_sft
@@ -276,7 +283,7 @@ def main() -> None:
                            tasks_file=tasks_file,
                            num_demonstrations=args.num_demonstrations, imperfect_share=0.0, hidden_size=128,
                            num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
-                           max_steps=args.steps, max_minutes=0, observation_shaping=SHAPING,
+                           max_steps=args.steps, max_minutes=0, observation_shaping=shaping,
                            max_observation_tokens=ROLLOUT["max_observation_tokens"], seed=args.seed,
                            num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100)
         start = time.monotonic()
@@ -284,9 +291,9 @@ def main() -> None:
         record["sft"] = {"steps": args.steps, "seed": args.seed, "tasks_file": args.tasks_file,
                          "with_train": args.with_train, "seconds": round(time.monotonic() - start, 1)}
     record["checkpoint"] = checkpoint
-    record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed)
+    record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed, shaping)
     if args.train_goals:
-        record["train"] = evaluate(checkpoint, "train", args.train_goals, kwargs, args.eval_seed)
+        record["train"] = evaluate(checkpoint, "train", args.train_goals, kwargs, args.eval_seed, shaping)
     record["load_after"] = os.getloadavg()
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(record, indent=2))

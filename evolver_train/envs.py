@@ -1,7 +1,8 @@
 """Environments and mechanisms of a training run, built from its configs.
 
 * ``make_base_env`` / ``shape_environment`` - ``gym.make`` plus the observation shapers the
-  environment itself offers (``env.unwrapped.observation_shaper(name)``).
+  environment itself offers (``env.unwrapped.observation_shaper(name)``); ``express_action`` - an
+  action of the unwrapped environment (its oracle's) in the form the shaped environment shows.
 * ``TrainingEnvironment`` - the env factory, one ``TrainingHooks`` per enabled mechanism, train/eval tasks.
 * ``build_training_environment`` - attach every mechanism named in ``config.wrappers`` (innermost first).
 
@@ -23,8 +24,8 @@ from wrappers.plugin import RunContext, TrainingHooks, get_mechanism
 
 from .config import NO_TASK_SPLIT, ConfigError, EvolverGRPOConfig
 
-__all__ = ["TrainingEnvironment", "build_training_environment", "check_task_source", "make_base_env",
-           "shape_environment", "mechanism_configs"]
+__all__ = ["TrainingEnvironment", "build_training_environment", "check_task_source", "express_action",
+           "make_base_env", "shape_environment", "mechanism_configs"]
 
 
 def shape_environment(env: gym.Env, names: Sequence[str]) -> gym.Env:
@@ -39,6 +40,23 @@ def shape_environment(env: gym.Env, names: Sequence[str]) -> gym.Env:
     for name in names:
         env = shaper(name)(env)
     return env
+
+
+def express_action(env: gym.Env, action: str) -> str:
+    """``action`` of ``env.unwrapped`` as the policy of ``env`` would write it, on the current page.
+
+    A shaper that changes the action interface (WebShop's ``numbered_results``: a click by position
+    instead of by id) offers ``express_action``; the others leave the action alone. Demonstrations
+    replay the unwrapped environment's oracle through this, so they teach the interface the policy
+    is given.
+    """
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        express = getattr(type(layer), "express_action", None)
+        if express is not None:
+            action = express(layer, action)
+        layer = layer.env
+    return action
 
 
 def make_base_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,

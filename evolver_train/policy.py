@@ -107,6 +107,8 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
 def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> list[str]:
     """The tiny tokenizer's corpus: the env's own vocabulary (``catalog.vocabulary()`` where it has
     one), every task instruction, and the observations and oracle actions of ``episodes`` episodes."""
+    from .envs import express_action
+
     base = env.unwrapped
     texts: list[str] = ["search[ ]", "click[ ]"]
     catalog = getattr(base, "catalog", None)
@@ -117,6 +119,7 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> 
         obs, _ = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
         texts.append(str(obs))
         for action in (base.oracle(task) if hasattr(base, "oracle") else []):
+            action = express_action(env, action)
             texts.append(action)
             obs, _, terminated, truncated, _ = env.step(action)
             texts.append(str(obs))

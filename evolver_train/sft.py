@@ -195,6 +195,8 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
     rng)`` after the first action where it offers one, else the plan stopped one step short. Actions
     that are invalid where they land are skipped (a demonstration never teaches an invalid action).
     """
+    from .envs import express_action
+
     rng = make_rng(seed, "sft-demonstrations")
     unwrapped = env.unwrapped
     flaw = getattr(unwrapped, "flawed_plan", None) or _stop_short
@@ -207,6 +209,7 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
         imperfect = bool(rng.random() < imperfect_share)
         traj = Trajectory(task=task, metadata={"imperfect": imperfect})
         for i, action in enumerate(plan):
+            action = express_action(env, action)
             nobs, reward, terminated, truncated, ninfo = env.step(action)
             if not ninfo.get("action_valid", True):
                 continue

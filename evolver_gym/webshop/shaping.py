@@ -3,7 +3,10 @@
 * ``DropRepeatedInstruction`` - removes the instruction header that WebShop repeats at the top of
   every page after the first observation.
 * ``TopResults`` - shows only the first ``k`` products of a WebShop results page.
-* ``observation_shaper`` - the shaper a config names (``drop_repeated_instruction``, ``top_results=K``);
+* ``NumberedResults`` - shows a results page's products by position (``1``, ``2``, ...) instead of by id,
+  and accepts ``click[<position>]``.
+* ``observation_shaper`` - the shaper a config names (``drop_repeated_instruction``, ``top_results=K``,
+  ``numbered_results``);
   ``WebShopEnv.observation_shaper`` is this function, the environment's side of
   ``evolver_train.envs.shape_environment``.
 
@@ -20,9 +23,11 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["DropRepeatedInstruction", "TopResults", "observation_shaper", "SHAPERS"]
+__all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "observation_shaper", "SHAPERS"]
 
 _PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
+_RESULTS_HEADER = re.compile(r"^Page \d+ \(Total results: \d+\)$")
+_CLICK = re.compile(r"^\s*click\[\s*(.*?)\s*\]\s*$", re.IGNORECASE | re.DOTALL)
 
 
 class DropRepeatedInstruction(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -104,7 +109,92 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
 
-SHAPERS = ("drop_repeated_instruction", "top_results=K")
+class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Show a results page's products by position (``1``, ``2``, ...) and accept ``click[<position>]``.
+
+    A product id is ten characters a policy must copy exactly from the page; a small policy trained on
+    a few hundred products memorises their ids instead, and cannot click a product it never trained on.
+    Here each ``ID [SEP] title [SEP] price`` group of a results page reads ``N [SEP] title [SEP] price``,
+    and ``click[N]`` clicks the product shown at position ``N`` of the last results page. Every other
+    action passes through unchanged (``click[<id>]`` still works), and so does every other page: a
+    number is only a position while a results page is on screen, so an option value such as ``8``
+    is still clicked as itself on an item page. Apply it after ``TopResults``, which finds products by
+    their ids.
+
+    ``express_action`` turns an action of the unwrapped environment into this interface's form (an id
+    click on the page becomes a position click): demonstrations and tokenizer corpora replay the
+    environment's oracle through it.
+
+    Args:
+        env: A WebShop-like text environment.
+        separator: The page's field separator.
+
+    Example:
+        >>> import gymnasium as gym, evolver_gym
+        >>> env = NumberedResults(gym.make("evolver/WebShop-v0", num_products=200))
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> obs, *_ = env.step("search[" + info["instruction"] + "]")
+        >>> [part for part in obs.split(" [SEP] ") if part.isdigit()][:3]
+        ['1', '2', '3']
+        >>> obs, reward, terminated, truncated, info = env.step("click[1]")
+        >>> info["action_valid"]
+        True
+
+    ``info`` keys written: none.
+    """
+
+    def __init__(self, env: gym.Env, separator: str = "[SEP]"):
+        if not isinstance(separator, str) or not separator.strip():
+            raise ValueError(f"separator must be a non-empty string, got {separator!r}")
+        gym.utils.RecordConstructorArgs.__init__(self, separator=separator)
+        gym.Wrapper.__init__(self, env)
+        self.joiner = f" {separator} "
+        self._positions: dict[str, str] = {}  # position -> product id, of the last results page shown
+
+    def reset(self, **kwargs: Any):
+        obs, info = self.env.reset(**kwargs)
+        self._positions = {}
+        return self._number(obs), info
+
+    def step(self, action: Any):
+        match = _CLICK.match(action) if isinstance(action, str) else None
+        if match is not None and match.group(1) in self._positions:
+            action = f"click[{self._positions[match.group(1)]}]"
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._number(obs), reward, terminated, truncated, info
+
+    def express_action(self, action: str) -> str:
+        """``action`` as this interface shows it: ``click[<id>]`` of a product on the page becomes ``click[<N>]``."""
+        match = _CLICK.match(action) if isinstance(action, str) else None
+        if match is not None:
+            for position, product in self._positions.items():
+                if product.lower() == match.group(1).lower():
+                    return f"click[{position}]"
+        return action
+
+    def _number(self, obs: Any) -> Any:
+        if not isinstance(obs, str) or self.joiner not in obs:
+            return obs  # not a page (an error alone keeps the page it was about)
+        parts = obs.split(self.joiner)
+        if not any(_RESULTS_HEADER.match(part.strip()) for part in parts):
+            self._positions = {}
+            return obs
+        positions: dict[str, str] = {}
+        for i, part in enumerate(parts):
+            if _PRODUCT_ID.match(part.strip()):
+                position = str(len(positions) + 1)
+                positions[position] = part.strip()
+                parts[i] = position
+        self._positions = positions
+        text = self.joiner.join(parts)
+        if positions:  # the invalid-action feedback lists clickables by id: name the shown ones by position
+            by_id = {product.lower(): position for position, product in positions.items()}
+            pattern = re.compile(r"\b(" + "|".join(map(re.escape, by_id)) + r")\b", re.IGNORECASE)
+            text = pattern.sub(lambda m: by_id[m.group(1).lower()], text)
+        return text
+
+
+SHAPERS = ("drop_repeated_instruction", "top_results=K", "numbered_results")
 
 
 def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
@@ -120,7 +210,20 @@ def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
             return DropRepeatedInstruction(env)
     elif key == "top_results" and value.isdigit():
         def shape(env: gym.Env) -> gym.Env:
+            if _has_layer(env, NumberedResults):
+                raise ValueError("top_results must come before numbered_results: it finds products by their ids")
             return TopResults(env, k=int(value))
+    elif key == "numbered_results" and not value:
+        def shape(env: gym.Env) -> gym.Env:
+            return NumberedResults(env)
     else:
         raise ValueError(f"unknown observation shaper {spec!r}; choose from {list(SHAPERS)}")
     return shape
+
+
+def _has_layer(env: gym.Env, kind: type) -> bool:
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, kind):
+            return True
+        env = env.env
+    return False

@@ -84,7 +84,8 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "System message placed before the first observation; None = no system message."})
     observation_shaping: list[str] = field(default_factory=list, metadata={
         "help": "Observation shapers the environment offers (its observation_shapers), applied right on it; "
-                "WebShop: drop_repeated_instruction, top_results=K."})
+                "WebShop: drop_repeated_instruction, top_results=K, numbered_results (clicks by position; "
+                "after top_results)."})
     sft: dict | str | None = field(default=None, metadata={
         "help": "Warm start: SFTConfig fields (evolver sft). With it, `evolver train` first "
                 "runs SFT on the same environment (env_id, env_kwargs, observation_shaping, system_prompt, "

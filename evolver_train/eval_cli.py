@@ -77,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--experience-threshold", type=float, help="Minimum cosine similarity (pool default).")
     p.add_argument(
         "--observation-shaping",
-        help="Comma-separated observation shapers (drop_repeated_instruction); default: the checkpoint's.",
+        help="Comma-separated observation shapers (WebShop: drop_repeated_instruction, top_results=K, "
+             "numbered_results); default: the checkpoint's.",
     )
     p.add_argument(
         "--config", help="Training recipe (YAML): env_id, env_kwargs and rollout settings from it."

@@ -96,7 +96,8 @@ class SFTConfig:
                 "(the quickstart's measured recipe)."})
     system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
     observation_shaping: list[str] = field(default_factory=list, metadata={
-        "help": "Observation shapers the environment offers (WebShop: drop_repeated_instruction, top_results=K); "
+        "help": "Observation shapers the environment offers (WebShop: drop_repeated_instruction, top_results=K, "
+                "numbered_results); "
                 "training must use the same ones."})
     num_threads: int = field(default=0, metadata={"help": "torch CPU threads (0 = torch's default)."})
     max_observation_tokens: int = field(default=512, metadata={

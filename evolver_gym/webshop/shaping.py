@@ -27,6 +27,7 @@ __all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "observat
 
 _PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
 _RESULTS_HEADER = re.compile(r"^Page \d+ \(Total results: \d+\)$")
+_FEEDBACK = "Invalid action:"
 _CLICK = re.compile(r"^\s*click\[\s*(.*?)\s*\]\s*$", re.IGNORECASE | re.DOTALL)
 
 
@@ -72,8 +73,9 @@ class DropRepeatedInstruction(gym.Wrapper, gym.utils.RecordConstructorArgs):
 class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Show only the first ``k`` products of a results page (``ID [SEP] title [SEP] price`` groups).
 
-    The page is otherwise unchanged, and so is the environment: a product that is not shown can still
-    be clicked. With BM25 over the instruction, the product a goal asks for is almost always among the
+    The page is otherwise unchanged (the invalid-action feedback the environment appends is kept, its
+    list of clickables cut to the products shown), and so is the environment: a product that is not
+    shown can still be clicked. With BM25 over the instruction, the product a goal asks for is almost always among the
     first five results; the rest of the page is reading a small policy pays for on every turn.
 
     Args:
@@ -105,8 +107,20 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
             parts = obs.split(self.joiner)
             ids = [i for i, part in enumerate(parts) if _PRODUCT_ID.match(part.strip())]
             if len(ids) > self.k:
-                obs = self.joiner.join(parts[: ids[self.k]])
+                kept = parts[: ids[self.k]]
+                if parts[-1].startswith(_FEEDBACK):  # the environment's invalid-action feedback: keep it
+                    hidden = {parts[i].strip().lower() for i in ids[self.k:]}
+                    kept.append(_without_clickables(parts[-1], hidden))
+                obs = self.joiner.join(kept)
         return obs, reward, terminated, truncated, info
+
+
+def _without_clickables(feedback: str, hidden: set[str]) -> str:
+    """The feedback's ``clickables: a, b, ...`` list without the products the page does not show."""
+    head, marker, listed = feedback.rpartition("; clickables: ")
+    if not marker:
+        return feedback
+    return head + marker + ", ".join(c for c in listed.split(", ") if c.lower() not in hidden)
 
 
 class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):

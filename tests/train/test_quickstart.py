@@ -57,6 +57,11 @@ def test_top_results_keeps_the_first_products_and_every_click_still_works():
     shown = [p for p in obs.split(" [SEP] ") if p.startswith("B0")]
     products = [c for c in info["available_actions"]["clickables"] if c.startswith("b0")]
     assert len(shown) == 2 and [p.lower() for p in shown] == products[:2] and len(products) > 2
+    page = obs
+    obs, _, _, _, info = env.step("click[nothing like this]")  # the feedback survives the cut
+    assert info["action_valid"] is False and obs.startswith(page + " [SEP] Invalid action: ")
+    assert [p for p in obs.split(" [SEP] ") if p.startswith("B0")] == shown
+    assert obs.endswith("clickables: back to search, next >, " + ", ".join(products[:2]))
     obs, _, _, _, info = env.step(f"click[{products[-1]}]")  # a product not shown is still clickable
     assert info["action_valid"] is True and "Buy Now" in obs
 

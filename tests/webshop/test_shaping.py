@@ -57,7 +57,7 @@ def test_a_number_is_a_position_only_on_a_results_page():
 
 
 def test_an_id_click_still_works_and_the_invalid_action_feedback_names_positions():
-    env = _shop(["drop_repeated_instruction", "numbered_results"])  # all ten results, so feedback is kept
+    env = _shop()
     task = env.unwrapped.tasks("dev")[0]
     _, _, _, _, info = _results_page(env, task)
     products = [c for c in info["available_actions"]["clickables"] if ID.fullmatch(c)]

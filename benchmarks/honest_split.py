@@ -34,8 +34,9 @@ Student's t interval over seeds and the evaluation-noise interval (Wilson, poole
 row minus ``--versus`` (paired t over seeds).
 
 ``--copying N`` plays the first N dev goals with ``--checkpoint`` and counts what the policy copies
-from its context: searches that repeat the instruction (the oracle's query), and clicks on a product
-id that is on the page (a valid click) against all clicks on an id.
+from its context: searches that repeat the instruction (the oracle's query), clicks on a product
+id that is on the page (a valid click) against all clicks on an id, and, under ``numbered_results``,
+valid clicks by position on a results page against all of them.
 """
 
 from __future__ import annotations
@@ -112,19 +113,20 @@ def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) ->
 
 
 def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
-    """Searches that repeat the instruction and id clicks that name an id on the page, over n dev goals."""
+    """Searches repeating the instruction, and product clicks (by id or position) the page allows, over n dev goals."""
     import gymnasium as gym
 
     from evolver_train.envs import shape_environment
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
     from evolver_train.policy import build_policy
 
-    counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0}
+    counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0,
+              "position_clicks": 0, "position_clicks_on_the_page": 0}
 
     class Count(gym.Wrapper):
         def reset(self, **kw):
             obs, info = self.env.reset(**kw)
-            self.instruction = info["instruction"].lower()
+            self.instruction, self.on_results = info["instruction"].lower(), False
             return obs, info
 
         def step(self, action):
@@ -135,6 +137,11 @@ def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]
             elif action.startswith("click[b0"):  # a product id, well formed or not
                 counts["id_clicks"] += 1
                 counts["id_clicks_on_the_page"] += bool(out[4].get("action_valid"))
+            elif self.on_results and action[6:-1].isdigit() and action.startswith("click["):  # numbered_results
+                counts["position_clicks"] += 1
+                counts["position_clicks_on_the_page"] += bool(out[4].get("action_valid"))
+            if out[4].get("action_valid"):
+                self.on_results = "(Total results: " in out[0]
             return out
 
     model, tokenizer = build_policy(checkpoint)

@@ -393,9 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                    "plugin": trainer.plugin_state}, fh, indent=2, default=str)
     if before is not None and after is not None:
         print(_report(config, len(eval_tasks), before, after, seconds), flush=True)
-    # Under `accelerate launch`, close the process group ourselves: left to interpreter exit, gloo can abort.
-    trainer.accelerator.wait_for_everyone()
-    trainer.accelerator.end_training()
+    trainer.end_distributed()  # under `accelerate launch`: release gloo before the interpreter exits
     return 0
 
 

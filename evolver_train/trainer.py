@@ -38,6 +38,7 @@ Plugin state is saved by a callback (``on_save``) and restored in ``train()``, b
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -539,6 +540,23 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 with open(path, encoding="utf-8") as fh:
                     self.load_plugin_state_dict(json.load(fh))
         return super().train(resume_from_checkpoint, *args, **kwargs)
+
+    def end_distributed(self) -> None:
+        """Close a multi-process run: wait for every rank, free the DDP wrapper, destroy the process group.
+
+        Call it once, after the last use of the trainer's model; a single-process run is left as it is.
+        The DDP wrapper holds the gloo process group and its worker threads: left to interpreter exit,
+        their teardown can abort the process (SIGABRT, "terminate called without an active
+        exception") after a run that succeeded, so they are released here while Python is alive.
+        """
+        acc = self.accelerator
+        if acc.num_processes <= 1:
+            return
+        acc.wait_for_everyone()
+        acc.free_memory()  # drops the accelerator's references to the wrapped model and optimizer
+        self.model_wrapped = self.model
+        gc.collect()
+        acc.end_training()
 
 
 def _summary(ep: Episode) -> dict[str, Any]:

@@ -89,13 +89,15 @@ def _free_port() -> int:
 def test_accelerate_launch_two_cpu_processes_train_in_sync(tmp_path):
     # accelerate's multi-process launcher (torch.distributed.run) with ACCELERATE_USE_CPU: MULTI_CPU on gloo.
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1",
+    # PYTHONFAULTHANDLER: should a rank abort, its Python stack is in stderr (the assertion message).
+    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1",
            "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
            "--main_process_port", str(_free_port()), str(root / "tests/train/distributed_run.py"), str(tmp_path)]
     done = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    written = sorted(p.name for p in tmp_path.glob("rank*.json"))
+    assert done.returncode == 0, f"records written: {written}\n{done.stderr[-3000:]}"
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     for r, rec in enumerate(ranks):
         assert (rec["rank"], rec["world"], rec["backend"]) == (r, 2, "gloo")

@@ -9,6 +9,7 @@ Usage:
     python benchmarks/honest_split.py --steps 750 --seed 0 --out runs/honest/num750_s0 \
         --observation-shaping drop_repeated_instruction,top_results=5,numbered_results   # click by position
     python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --copying 120   # what it copies
+    python benchmarks/honest_split.py --checkpoint runs/honest/sft750_s0/sft --failures 200  # what it gets wrong
     python benchmarks/honest_split.py --seeds 0,1,2 --versus baseline \
         --over-seeds "main job=runs/honest/qs_s{seed}_eval" "baseline=runs/honest/sft1950_s{seed}"
 
@@ -36,7 +37,9 @@ row minus ``--versus`` (paired t over seeds).
 ``--copying N`` plays the first N dev goals with ``--checkpoint`` and counts what the policy copies
 from its context: searches that repeat the instruction (the oracle's query), clicks on a product
 id that is on the page (a valid click) against all clicks on an id, and, under ``numbered_results``,
-valid clicks by position on a results page against all of them.
+valid clicks by position on a results page against all of them. ``--failures N`` plays the same
+goals and counts, from WebShop's reward breakdown, what each purchase got wrong: the product type,
+a required option value, an attribute, the price bound (a purchase can miss several).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ import json
 import os
 import time
 from pathlib import Path
+
+import gymnasium as gym
 
 ENV_ID = "evolver/WebShop-v0"
 SHAPING = ["drop_repeated_instruction", "top_results=5"]
@@ -79,8 +84,6 @@ def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) ->
     """Dev action tokens absent from the train demonstrations' actions, in total and by action kind."""
     from collections import Counter
 
-    import gymnasium as gym
-
     from evolver_train.envs import shape_environment
     from evolver_train.policy import build_environment_tokenizer
     from evolver_train.sft import collect_demonstrations
@@ -112,13 +115,22 @@ def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) ->
             "most_common": examples.most_common(10)}
 
 
-def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
-    """Searches repeating the instruction, and product clicks (by id or position) the page allows, over n dev goals."""
-    import gymnasium as gym
+def play_dev(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str], wrapper) -> None:
+    """Play the first n dev goals with ``checkpoint``, each env wrapped by ``wrapper(env)`` (which counts)."""
 
     from evolver_train.envs import shape_environment
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
     from evolver_train.policy import build_policy
+
+    model, tokenizer = build_policy(checkpoint)
+    model.eval()
+    evaluate_policy(model, tokenizer, ENV_ID, split="dev", k=1, temperature=1.0, num_tasks=n, env_kwargs=kwargs,
+                    rollout=RolloutSettings(**ROLLOUT), seed=seed,
+                    env_factory=lambda: wrapper(shape_environment(gym.make(ENV_ID, **kwargs), shaping)))
+
+
+def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
+    """Searches repeating the instruction, and product clicks (by id or position) the page allows, over n dev goals."""
 
     counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0,
               "position_clicks": 0, "position_clicks_on_the_page": 0}
@@ -144,12 +156,55 @@ def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]
                 self.on_results = "(Total results: " in out[0]
             return out
 
-    model, tokenizer = build_policy(checkpoint)
-    model.eval()
-    evaluate_policy(model, tokenizer, ENV_ID, split="dev", k=1, temperature=1.0, num_tasks=n, env_kwargs=kwargs,
-                    rollout=RolloutSettings(**ROLLOUT), seed=seed,
-                    env_factory=lambda: Count(shape_environment(gym.make(ENV_ID, **kwargs), shaping)))
+    play_dev(checkpoint, n, kwargs, seed, shaping, Count)
     return counts
+
+
+def failures(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
+    """What the purchases over n dev goals got wrong (``PurchaseBreakdown``'s counts)."""
+    counts = PurchaseBreakdown.new_counts()
+    play_dev(checkpoint, n, kwargs, seed, shaping, lambda env: PurchaseBreakdown(env, counts))
+    return counts
+
+
+class PurchaseBreakdown(gym.Wrapper):
+    """Counts, into a shared dict, what each purchase got wrong from WebShop's ``info["evaluation"]``.
+
+    A purchase can miss several parts at once, so the ``purchases_*`` counts overlap: ``wrong_type``
+    (``r_type`` < 1: the bought title does not share the goal's product noun), ``missing_option``
+    (some required option value not chosen; over goals that ask for options), ``missing_attribute``
+    and ``over_price``. ``not_bought`` counts episodes that ended or were cut without a purchase.
+    """
+
+    @staticmethod
+    def new_counts() -> dict:
+        return {"episodes": 0, "successes": 0, "not_bought": 0, "purchases": 0, "purchases_wrong_type": 0,
+                "purchases_with_options_asked": 0, "purchases_missing_option": 0,
+                "purchases_missing_attribute": 0, "purchases_over_price": 0}
+
+    def __init__(self, env, counts: dict):
+        super().__init__(env)
+        self.counts = counts
+
+    def reset(self, **kw):
+        self.counts["episodes"] += 1
+        self.counts["not_bought"] += 1  # until a purchase: the rollout's budget can also cut an episode
+        return self.env.reset(**kw)
+
+    def step(self, action):
+        out = self.env.step(action)
+        ev, c = out[4].get("evaluation") or {}, self.counts
+        if out[2] and ev.get("purchased") is not None:
+            c["not_bought"] -= 1
+            c["purchases"] += 1
+            c["successes"] += bool(out[4].get("success"))
+            c["purchases_wrong_type"] += ev.get("r_type", 1.0) < 1.0
+            if ev.get("r_option") is not None:
+                c["purchases_with_options_asked"] += 1
+                c["purchases_missing_option"] += ev["r_option"] < 1.0
+            c["purchases_missing_attribute"] += ev.get("r_att", 1.0) < 1.0
+            c["purchases_over_price"] += ev.get("r_price") is False
+        return out
 
 
 def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
@@ -211,7 +266,6 @@ def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
 
 def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
     """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
-    import gymnasium as gym
 
     import evolver_gym  # noqa: F401  (registers the environment ids)
     from evolver_gym.core import Task, read_jsonl, write_jsonl
@@ -240,6 +294,8 @@ def main() -> None:
     p.add_argument("--coverage", action="store_true", help="count unseen dev action tokens; train nothing")
     p.add_argument("--copying", type=int, default=0, metavar="N",
                    help="with --checkpoint: count what the policy copies on N dev goals; train nothing")
+    p.add_argument("--failures", type=int, default=0, metavar="N",
+                   help="with --checkpoint: play the first N dev goals, print what their purchases got wrong")
     p.add_argument("--out", default=None, help="folder of the checkpoint and report.json")
     p.add_argument("--over-seeds", nargs="+", default=None, metavar="LABEL=FOLDER",
                    help="summarise finished reports over --seeds instead of training ({seed} in FOLDER)")
@@ -258,12 +314,13 @@ def main() -> None:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
         print(json.dumps(token_coverage(kwargs, args.num_demonstrations, shaping), indent=2))
         return
-    if args.copying:
-        if not args.checkpoint:
-            p.error("--copying needs --checkpoint")
-        kwargs = env_kwargs(args.num_products, args.split_scheme)
-        print(json.dumps(copying(args.checkpoint, args.copying, kwargs, args.eval_seed, shaping), indent=2))
-        return
+    for flag, n, count in (("--copying", args.copying, copying), ("--failures", args.failures, failures)):
+        if n:
+            if not args.checkpoint:
+                p.error(f"{flag} needs --checkpoint")
+            kwargs = env_kwargs(args.num_products, args.split_scheme)
+            print(json.dumps(count(args.checkpoint, n, kwargs, args.eval_seed, shaping), indent=2))
+            return
     if not args.out:
         p.error("--out is required (unless --coverage)")
     if args.with_train and not args.tasks_file:

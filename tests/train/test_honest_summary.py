@@ -39,3 +39,25 @@ def test_reports_of_other_episodes_are_refused(honest, tmp_path):
         honest.over_seeds([f"{tmp_path}/a{{seed}}"], [0], None)
     with pytest.raises(SystemExit, match="'nope'"):
         honest.over_seeds([f"a={tmp_path}/a{{seed}}"], [0], "nope")
+
+
+def test_purchase_breakdown_counts_what_each_purchase_missed(honest):
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401 - registers the environment ids
+
+    counts = honest.PurchaseBreakdown.new_counts()
+    env = honest.PurchaseBreakdown(gym.make("evolver/WebShop-v0", num_products=200, max_steps=8,
+                                            goals="synthetic"), counts)
+    tasks = env.unwrapped.tasks("dev")[:3]
+    plans = [env.unwrapped.oracle(t) for t in tasks]
+    assert all(t.goal["goal_options"] for t in tasks)
+    for task, plan in zip(tasks[:2], [plans[0], plans[1][:2] + plans[1][-1:]]):  # the oracle; no option chosen
+        env.reset(options={"task": task})
+        for action in plan:
+            env.step(action)
+    env.reset(options={"task": tasks[2]})  # cut before buying
+    env.step(plans[2][0])
+    assert counts == {"episodes": 3, "successes": 1, "not_bought": 1, "purchases": 2, "purchases_wrong_type": 0,
+                      "purchases_with_options_asked": 2, "purchases_missing_option": 1,
+                      "purchases_missing_attribute": 0, "purchases_over_price": 0}

@@ -544,18 +544,18 @@ class EvolverGRPOTrainer(GRPOTrainer):
     def end_distributed(self) -> None:
         """Close a multi-process run: wait for every rank, free the DDP wrapper, destroy the process group.
 
-        Call it once, after the last use of the trainer's model; a single-process run is left as it is.
-        The DDP wrapper holds the gloo process group and its worker threads: left to interpreter exit,
-        their teardown can abort the process (SIGABRT, "terminate called without an active
-        exception") after a run that succeeded, so they are released here while Python is alive.
+        Call it once, after the last use of the trainer's model; in a single-process run it only ends
+        the accelerator's trackers. The DDP wrapper holds the gloo process group and its worker
+        threads: left to interpreter exit, their teardown can abort the process (SIGABRT, "terminate
+        called without an active exception") after a run that succeeded, so they are released here
+        while Python is alive.
         """
         acc = self.accelerator
-        if acc.num_processes <= 1:
-            return
-        acc.wait_for_everyone()
-        acc.free_memory()  # drops the accelerator's references to the wrapped model and optimizer
-        self.model_wrapped = self.model
-        gc.collect()
+        if acc.num_processes > 1:
+            acc.wait_for_everyone()
+            acc.free_memory()  # drops the accelerator's references to the wrapped model and optimizer
+            self.model_wrapped = self.model
+            gc.collect()
         acc.end_training()
 
 

@@ -117,7 +117,6 @@ def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) ->
 
 def play_dev(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str], wrapper) -> None:
     """Play the first n dev goals with ``checkpoint``, each env wrapped by ``wrapper(env)`` (which counts)."""
-
     from evolver_train.envs import shape_environment
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
     from evolver_train.policy import build_policy
@@ -131,7 +130,6 @@ def play_dev(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str
 
 def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
     """Searches repeating the instruction, and product clicks (by id or position) the page allows, over n dev goals."""
-
     counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0,
               "position_clicks": 0, "position_clicks_on_the_page": 0}
 
@@ -266,7 +264,6 @@ def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
 
 def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
     """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
-
     import evolver_gym  # noqa: F401  (registers the environment ids)
     from evolver_gym.core import Task, read_jsonl, write_jsonl
 

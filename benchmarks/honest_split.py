@@ -80,7 +80,7 @@ def evaluate(checkpoint: str, split: str, num_tasks: int | None, kwargs: dict, s
             "seconds": round(time.monotonic() - start, 1)}
 
 
-def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) -> dict:
+def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str], whole_word_min_count: int) -> dict:
     """Dev action tokens absent from the train demonstrations' actions, in total and by action kind."""
     from collections import Counter
 
@@ -90,7 +90,7 @@ def token_coverage(kwargs: dict, num_demonstrations: int, shaping: list[str]) ->
 
     env = shape_environment(gym.make(ENV_ID, **kwargs), shaping)
     train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
-    tokenizer = build_environment_tokenizer(env, train)
+    tokenizer = build_environment_tokenizer(env, train, whole_word_min_count=whole_word_min_count)
 
     def ids(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -276,6 +276,12 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
     p.add_argument("--seed", type=int, default=0, help="SFT seed (demonstrations, init, batches)")
     p.add_argument("--relabel-ids", default="", help="SFTConfig.relabel_ids (WebShop: 'b0([a-z0-9]{8})'; empty: off)")
+    p.add_argument("--whole-word-min-count", type=int, default=0,
+                   help="SFTConfig.whole_word_min_count (0: a token for every word; N: words training uses N times)")
+    p.add_argument("--max-turn-tokens", type=int, default=ROLLOUT["max_turn_tokens"],
+                   help="rollout budget of one action (a tokenizer that spells more words needs more)")
+    p.add_argument("--max-episode-tokens", type=int, default=ROLLOUT["max_episode_tokens"],
+                   help="rollout budget of an episode after its first observation")
     p.add_argument("--tasks-file", default="", help="demonstrate the tasks of this JSONL instead of the train goals")
     p.add_argument("--with-train", action="store_true", help="with --tasks-file: demonstrate the train goals too")
     p.add_argument("--checkpoint", default=None, help="evaluate this checkpoint instead of training one")
@@ -307,9 +313,11 @@ def main() -> None:
         print(over_seeds(args.over_seeds, seeds, args.versus))
         return
     shaping = [name for name in args.observation_shaping.split(",") if name]
+    # every rollout of this run (evaluation, --copying, --failures) reads the module's settings
+    ROLLOUT.update(max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens)
     if args.coverage:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
-        print(json.dumps(token_coverage(kwargs, args.num_demonstrations, shaping), indent=2))
+        print(json.dumps(token_coverage(kwargs, args.num_demonstrations, shaping, args.whole_word_min_count), indent=2))
         return
     for flag, n, count in (("--copying", args.copying, copying), ("--failures", args.failures, failures)):
         if n:
@@ -330,7 +338,8 @@ def main() -> None:
     kwargs = env_kwargs(args.num_products, args.split_scheme)
     out = Path(args.out)
     record: dict = {"command": "python benchmarks/honest_split.py " + " ".join(os.sys.argv[1:]),
-                    "env_kwargs": kwargs, "observation_shaping": shaping, "load_before": os.getloadavg()}
+                    "env_kwargs": kwargs, "observation_shaping": shaping, "rollout": dict(ROLLOUT),
+                    "load_before": os.getloadavg()}
     checkpoint = args.checkpoint
     if checkpoint is None:
         from evolver_train.sft import SFTConfig, train_sft
@@ -346,10 +355,12 @@ def main() -> None:
                            num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
                            max_steps=args.steps, max_minutes=0, observation_shaping=shaping,
                            max_observation_tokens=ROLLOUT["max_observation_tokens"], seed=args.seed,
-                           num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100)
+                           num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100,
+                           whole_word_min_count=args.whole_word_min_count)
         start = time.monotonic()
         checkpoint = str(train_sft(config))
         record["sft"] = {"steps": args.steps, "seed": args.seed, "tasks_file": args.tasks_file,
+                         "whole_word_min_count": args.whole_word_min_count,
                          "with_train": args.with_train, "seconds": round(time.monotonic() - start, 1)}
     record["checkpoint"] = checkpoint
     record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed, shaping)

@@ -2,7 +2,9 @@
 
 * ``build_word_tokenizer`` - a ``PreTrainedTokenizerFast`` over the words of an environment's texts,
   with a chat template; one token per word, while digits, punctuation and every word mixing letters
-  and digits (product ids, ``z2-pink``, ``3oz``) are split into characters.
+  and digits (product ids, ``z2-pink``, ``3oz``) are split into characters. With ``whole_word_texts``,
+  only the words of those texts are whole tokens; any other word is made of the longest known pieces,
+  down to single letters.
 * ``environment_texts`` / ``build_environment_tokenizer`` - that tokenizer for an environment (the one
   code path of ``evolver sft`` and ``evolver train``).
 * ``build_tiny_policy`` - a Llama-style causal LM built from a config (no download).
@@ -61,11 +63,17 @@ def _pre_tokenizer(spell_ids: bool = True):
 
 
 def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_words: Iterable[str] = (),
-                         spell_ids: bool = True):
+                         spell_ids: bool = True, whole_word_texts: Iterable[str] | None = None):
     """A word-level tokenizer whose vocabulary is every piece of ``texts`` (lower-cased).
 
     ``spell_ids``: words mixing letters and digits (product ids) are spelled one character a token, so
     unseen ids are made of trained pieces; ``False`` keeps one token per WebShop product id.
+
+    ``whole_word_texts``: when given, only the words of these texts (and ``extra_words``) are whole
+    tokens; ``texts`` add their single characters only. A word outside the vocabulary is then not
+    ``<unk>`` but the longest known pieces, left to right, down to single letters ("bookcases" is
+    ``▁book`` + ``cases``, or spelled), so a word the training data never shows is made of trained
+    tokens: the policy can copy it from the instruction into a search.
 
     Example:
         >>> tok = build_word_tokenizer(["search[red shoes]", "click[b0868kf3zb]"])
@@ -80,19 +88,29 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
         raise ValueError(f"min_frequency must be >= 1, got {min_frequency!r}")
     normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
     pre = _pre_tokenizer(spell_ids)
+
+    def pieces(text: str) -> list[str]:
+        return [piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text))]
+
     counts: Counter[str] = Counter()
-    for text in [*texts, *extra_words]:
-        counts.update(piece for piece, _ in pre.pre_tokenize_str(normalizer.normalize_str(text)))
+    for text in [*(texts if whole_word_texts is None else whole_word_texts), *extra_words]:
+        counts.update(pieces(text))
     # Every digit and ASCII punctuation mark, with and without a leading space, is always known.
     basics = ([c for c in "0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"] + list("abcdefghijklmnopqrstuvwxyz")
               + ["[sep]"])
+    if whole_word_texts is not None:  # the other texts add their characters (an accented letter), so no <unk>
+        basics += sorted({c for text in texts for piece in pieces(text) for c in piece.lstrip("▁")})
     # A word can follow a space or not ("search[red" vs "a red"): both variants are in the vocabulary.
     bare = {w.lstrip("▁") for w, c in counts.items() if c >= min_frequency} | set(basics)
     words = sorted({w for w in bare if w} | {"▁" + w for w in bare if w} | {"▁"})
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
     for w in words:
         vocab.setdefault(w, len(vocab))
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    if whole_word_texts is None:
+        backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    else:  # greedy longest known prefix, then the rest likewise; every letter is known, so no <unk>
+        backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="<unk>", continuing_subword_prefix="",
+                                             max_input_chars_per_word=1000))
     backend.normalizer = normalizer
     backend.pre_tokenizer = pre
     backend.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="never")
@@ -104,16 +122,22 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     return tokenizer
 
 
-def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> list[str]:
+def _vocabulary(env: Any) -> list[str]:
+    """The env's own vocabulary (``catalog.vocabulary()``), where it has one."""
+    catalog = getattr(env.unwrapped, "catalog", None)
+    return list(catalog.vocabulary()) if catalog is not None and hasattr(catalog, "vocabulary") else []
+
+
+def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, vocabulary: bool = True) -> list[str]:
     """The tiny tokenizer's corpus: the env's own vocabulary (``catalog.vocabulary()`` where it has
-    one), every task instruction, and the observations and oracle actions of ``episodes`` episodes."""
+    one, unless ``vocabulary`` is False), every task instruction, and the observations and oracle
+    actions of ``episodes`` episodes."""
     from .envs import express_action
 
     base = env.unwrapped
     texts: list[str] = ["search[ ]", "click[ ]"]
-    catalog = getattr(base, "catalog", None)
-    if catalog is not None and hasattr(catalog, "vocabulary"):
-        texts += list(catalog.vocabulary())
+    if vocabulary:
+        texts += _vocabulary(env)
     texts += [str(t.instruction) for t in tasks]
     for task in list(tasks)[:episodes]:
         obs, _ = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
@@ -129,16 +153,30 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64) -> 
 
 
 def build_environment_tokenizer(env: Any, tasks: Sequence[Any], *, extra_texts: Iterable[str] = (),
-                                episodes: int = 64, spell_ids: bool = True):
-    """The one way the tiny policy's tokenizer is built (``evolver sft`` and ``evolver train``)."""
-    return build_word_tokenizer([*environment_texts(env, tasks, episodes=episodes), *extra_texts],
-                                spell_ids=spell_ids)
+                                episodes: int = 64, spell_ids: bool = True, whole_word_min_count: int = 0):
+    """The one way the tiny policy's tokenizer is built (``evolver sft`` and ``evolver train``).
+
+    ``whole_word_min_count``: 0 gives every word of the environment's vocabulary a whole token. N >= 1
+    keeps whole tokens for the words that ``tasks`` (their instructions, and the observations and
+    oracle actions of ``episodes`` of them) and ``extra_texts`` use at least N times; any other word (a
+    held-out product's noun, a rare brand) is made of known pieces down to letters. A word training
+    never shows then has no untrained token, and spelling the rarer train words too teaches the policy
+    to copy spelled words.
+    """
+    if whole_word_min_count < 0:
+        raise ValueError(f"whole_word_min_count must be >= 0, got {whole_word_min_count!r}")
+    seen = [*environment_texts(env, tasks, episodes=episodes, vocabulary=False), *extra_texts]
+    everything = [*_vocabulary(env), *seen]
+    if whole_word_min_count == 0:
+        return build_word_tokenizer(everything, spell_ids=spell_ids)
+    return build_word_tokenizer(everything, spell_ids=spell_ids, whole_word_texts=seen,
+                                min_frequency=whole_word_min_count)
 
 
 @dataclass
 class TinyPolicyConfig:
     """Size and tokenizer of the default policy (Llama-style). The defaults give about 0.5M non-embedding
-    parameters; ``spell_ids`` as in :func:`build_word_tokenizer`."""
+    parameters; ``spell_ids`` and ``whole_word_min_count`` as in :func:`build_environment_tokenizer`."""
 
     hidden_size: int = 128
     num_hidden_layers: int = 2
@@ -147,6 +185,7 @@ class TinyPolicyConfig:
     max_position_embeddings: int = 2048
     tie_word_embeddings: bool = True
     spell_ids: bool = True
+    whole_word_min_count: int = 0
 
 
 def build_tiny_policy(tokenizer: Any, config: TinyPolicyConfig | None = None, *, seed: int = 0):
@@ -212,7 +251,8 @@ def build_policy(name_or_path: str | Path, *, env: Any = None, tasks: Sequence[A
             raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
         task_list = list(tasks) if tasks is not None else list(env.unwrapped.tasks("train"))
         tokenizer = build_environment_tokenizer(env, task_list, extra_texts=list(extra_texts),
-                                                spell_ids=(size or TinyPolicyConfig()).spell_ids)
+                                                spell_ids=(size or TinyPolicyConfig()).spell_ids,
+                                                whole_word_min_count=(size or TinyPolicyConfig()).whole_word_min_count)
         model = build_tiny_policy(tokenizer, size, seed=seed)
     elif (Path(name) / "adapter_config.json").exists():
         import json

@@ -94,6 +94,11 @@ class SFTConfig:
         "help": "Tiny policy's tokenizer: spell words that mix letters and digits (product ids) one character a "
                 "token, so the policy can copy ids it never trained on; False = one token per product id "
                 "(the quickstart's measured recipe)."})
+    whole_word_min_count: int = field(default=0, metadata={
+        "help": "Tiny policy's tokenizer: 0 = a whole token for every word of the environment's vocabulary "
+                "(untrained for words training never shows); N >= 1 = whole tokens only for words the training "
+                "tasks' instructions, observations and oracle actions use at least N times, any other word (a "
+                "held-out product's noun) made of known pieces down to letters, so the policy can copy it."})
     system_prompt: str | None = field(default=None, metadata={"help": "System message before the first observation."})
     observation_shaping: list[str] = field(default_factory=list, metadata={
         "help": "Observation shapers the environment offers (WebShop: drop_repeated_instruction, top_results=K, "
@@ -136,6 +141,8 @@ class SFTConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
             raise ConfigError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if not isinstance(self.whole_word_min_count, int) or self.whole_word_min_count < 0:
+            raise ConfigError(f"whole_word_min_count must be an int >= 0, got {self.whole_word_min_count!r}")
         if self.max_minutes < 0 or self.num_threads < 0:
             raise ConfigError(f"max_minutes and num_threads must be >= 0, got {self.max_minutes!r}, "
                               f"{self.num_threads!r}")
@@ -380,7 +387,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         blocks = [d.steps[0].observation for d in demonstrations if d.metadata.get("experience")]
     size = TinyPolicyConfig(hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
                             num_attention_heads=config.num_attention_heads, intermediate_size=4 * config.hidden_size,
-                            spell_ids=config.spell_ids)
+                            spell_ids=config.spell_ids, whole_word_min_count=config.whole_word_min_count)
     model, tokenizer = build_policy(config.model_name_or_path, env=env, tasks=tasks,
                                     extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,

@@ -141,3 +141,19 @@ def test_warm_start_with_relabelled_ids_trains_and_bad_patterns_are_refused(tmp_
         train_sft(SFTConfig(output_dir=str(tmp_path / "none"), relabel_ids="zz9q", **common),
                   demonstrations=list(demonstrations))
     assert not (tmp_path / "none").exists()  # refused before anything is written
+
+
+def test_warm_start_with_whole_word_min_count_saves_a_tokenizer_that_spells_rare_words(tmp_path, demonstrations):
+    from evolver_train.policy import build_policy
+
+    common = dict(env_kwargs=ENV_KWARGS, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  observation_shaping=["drop_repeated_instruction"], batch_size=8, max_steps=2)
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "w"), whole_word_min_count=30, **common),
+                    demonstrations=list(demonstrations))
+    _, tokenizer = build_policy(out)  # the checkpoint folder alone rebuilds it
+    pieces = tokenizer.convert_ids_to_tokens(tokenizer("search[zyxwvbookcase]", add_special_tokens=False)["input_ids"])
+    assert tokenizer.unk_token not in pieces and len(pieces) > 4
+    assert tokenizer.decode(tokenizer("search[zyxwvbookcase]", add_special_tokens=False)["input_ids"]) == \
+        "search[zyxwvbookcase]"
+    with pytest.raises(ConfigError, match="whole_word_min_count must be an int >= 0, got -2"):
+        SFTConfig(whole_word_min_count=-2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gymnasium as gym
+import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
 from evolver_train.policy import build_environment_tokenizer, build_word_tokenizer
@@ -62,3 +63,38 @@ def test_the_quickstarts_spell_product_ids_to_reach_held_out_products():
     quickstart = parse_config(["--config", str(root / "configs" / "quickstart.yaml")]).train.sft
     product = parse_config(["--config", str(root / "configs" / "quickstart_product.yaml")]).train.sft
     assert SFTConfig(**quickstart).spell_ids is True and SFTConfig(**product).spell_ids is True
+
+
+def test_whole_word_texts_make_other_words_of_known_pieces_and_decode_exactly():
+    tok = build_word_tokenizer(["search[red bookcases]", "walnut bookcases"], whole_word_texts=["search[red book]"])
+    pieces = tok.convert_ids_to_tokens(tok("search[red bookcases] walnut", add_special_tokens=False)["input_ids"])
+    # "bookcases" is not a whole token: the longest known prefix, then letters; nothing is <unk>
+    assert pieces[:4] == ["search", "[", "red", "▁book"] and tok.unk_token not in pieces
+    assert "▁bookcases" not in tok.get_vocab() and "▁walnut" not in tok.get_vocab()
+    for text in ["search[red bookcases]", "walnut bookcases, 16oz"]:
+        assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
+def test_whole_word_min_count_leaves_no_untrained_token_in_a_held_out_instruction():
+    # Under the product split a dev goal's noun can be a word no train goal uses. With a token per
+    # vocabulary word it gets one whose embedding training never touches, and the policy never copies
+    # it into its search (0 of 53 such words kept over 150 dev searches). Counted from the training
+    # texts, every dev instruction is made of tokens that train instructions and pages contain.
+    env = gym.make("evolver/WebShop-v0", num_products=200, max_steps=8, goals="synthetic", split_scheme="product")
+    train, dev = env.unwrapped.tasks("train"), env.unwrapped.tasks("dev")
+    demos = collect_demonstrations(env, train, 200, imperfect_share=0.0, seed=0)
+    untrained = {}
+    for count in (0, 30):
+        tok = build_environment_tokenizer(env, train, episodes=8, whole_word_min_count=count)
+
+        def ids(text, tok=tok):
+            return tok(text, add_special_tokens=False)["input_ids"]
+
+        seen = {i for d in demos for s in d.steps for i in [*ids(s.observation), *ids(s.action)]}
+        untrained[count] = {t for task in dev for t in tok.convert_ids_to_tokens(ids(task.instruction))
+                            if tok.convert_tokens_to_ids(t) not in seen}
+    env.close()
+    assert len(untrained[0]) >= 5, untrained[0]  # the whole-word tokenizer: dev-only words (the failure)
+    assert not untrained[30], untrained[30]
+    with pytest.raises(ValueError, match="whole_word_min_count must be >= 0, got -1"):
+        build_environment_tokenizer(env, train, episodes=1, whole_word_min_count=-1)

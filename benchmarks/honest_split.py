@@ -37,7 +37,8 @@ row minus ``--versus`` (paired t over seeds).
 ``--copying N`` plays the first N dev goals with ``--checkpoint`` and counts what the policy copies
 from its context: searches that repeat the instruction (the oracle's query), clicks on a product
 id that is on the page (a valid click) against all clicks on an id, and, under ``numbered_results``,
-valid clicks by position on a results page against all of them. ``--failures N`` plays the same
+valid clicks by position on a results page against all of them, and the instruction's words kept in
+the episode's first search, apart for words some train goal uses and words none does. ``--failures N`` plays the same
 goals and counts, from WebShop's reward breakdown, what each purchase got wrong: the product type,
 a required option value, an attribute, the price bound (a purchase can miss several).
 """
@@ -47,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -129,33 +131,69 @@ def play_dev(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str
 
 
 def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
-    """Searches repeating the instruction, and product clicks (by id or position) the page allows, over n dev goals."""
-    counts = {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0,
-              "position_clicks": 0, "position_clicks_on_the_page": 0}
-
-    class Count(gym.Wrapper):
-        def reset(self, **kw):
-            obs, info = self.env.reset(**kw)
-            self.instruction, self.on_results = info["instruction"].lower(), False
-            return obs, info
-
-        def step(self, action):
-            out = self.env.step(action)
-            if action.startswith("search["):
-                counts["searches"] += 1
-                counts["searches_repeating_the_instruction"] += action[7:-1] == self.instruction
-            elif action.startswith("click[b0"):  # a product id, well formed or not
-                counts["id_clicks"] += 1
-                counts["id_clicks_on_the_page"] += bool(out[4].get("action_valid"))
-            elif self.on_results and action[6:-1].isdigit() and action.startswith("click["):  # numbered_results
-                counts["position_clicks"] += 1
-                counts["position_clicks_on_the_page"] += bool(out[4].get("action_valid"))
-            if out[4].get("action_valid"):
-                self.on_results = "(Total results: " in out[0]
-            return out
-
-    play_dev(checkpoint, n, kwargs, seed, shaping, Count)
+    """What the policy copies over n dev goals (``CopyCount``'s counts)."""
+    counts = CopyCount.new_counts()
+    train_words = {w for goal in gym.make(ENV_ID, **kwargs).unwrapped.splits["train"]
+                   for w in words(goal["instruction_text"])}
+    play_dev(checkpoint, n, kwargs, seed, shaping, lambda env: CopyCount(env, counts, train_words))
     return counts
+
+
+def words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` (letters, digits, and ' . - inside a word)."""
+    return set(re.findall(r"[a-z0-9][a-z0-9'.-]*", text.lower()))
+
+
+class CopyCount(gym.Wrapper):
+    """Counts, into a shared dict, what the policy copies from its context.
+
+    ``searches_repeating_the_instruction`` (the oracle's query); id clicks and those on the page;
+    clicks by position on a results page (``numbered_results``) and those on the page; and the
+    instruction's words kept in each episode's first search, apart for words ``train_words`` holds
+    (``..._train_goals_use``, ``of_which_kept``) and words it does not (``..._no_train_goal_uses``,
+    ``of_which_kept_unused``).
+    """
+
+    @staticmethod
+    def new_counts() -> dict:
+        return {"searches": 0, "searches_repeating_the_instruction": 0, "id_clicks": 0, "id_clicks_on_the_page": 0,
+                "position_clicks": 0, "position_clicks_on_the_page": 0,
+                "first_search_words_train_goals_use": 0, "of_which_kept": 0,
+                "first_search_words_no_train_goal_uses": 0, "of_which_kept_unused": 0}
+
+    def __init__(self, env, counts: dict, train_words: set[str]):
+        super().__init__(env)
+        self.counts, self.train_words = counts, train_words
+
+    def reset(self, **kw):
+        obs, info = self.env.reset(**kw)
+        self.instruction, self.on_results, self.searched = info["instruction"].lower(), False, False
+        return obs, info
+
+    def step(self, action):
+        out = self.env.step(action)
+        counts = self.counts
+        if action.startswith("search["):
+            counts["searches"] += 1
+            counts["searches_repeating_the_instruction"] += action[7:-1] == self.instruction
+            if not self.searched:
+                self.searched, query = True, words(action[7:-1])
+                for word in words(self.instruction):
+                    if word in self.train_words:
+                        counts["first_search_words_train_goals_use"] += 1
+                        counts["of_which_kept"] += word in query
+                    else:
+                        counts["first_search_words_no_train_goal_uses"] += 1
+                        counts["of_which_kept_unused"] += word in query
+        elif action.startswith("click[b0"):  # a product id, well formed or not
+            counts["id_clicks"] += 1
+            counts["id_clicks_on_the_page"] += bool(out[4].get("action_valid"))
+        elif self.on_results and action[6:-1].isdigit() and action.startswith("click["):  # numbered_results
+            counts["position_clicks"] += 1
+            counts["position_clicks_on_the_page"] += bool(out[4].get("action_valid"))
+        if out[4].get("action_valid"):
+            self.on_results = "(Total results: " in out[0]
+        return out
 
 
 def failures(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:

@@ -61,3 +61,28 @@ def test_purchase_breakdown_counts_what_each_purchase_missed(honest):
     assert counts == {"episodes": 3, "successes": 1, "not_bought": 1, "purchases": 2, "purchases_wrong_type": 0,
                       "purchases_with_options_asked": 2, "purchases_missing_option": 1,
                       "purchases_missing_attribute": 0, "purchases_over_price": 0}
+
+
+def test_copy_count_splits_the_first_searchs_words_by_whether_a_train_goal_uses_them(honest):
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401 - registers the environment ids
+
+    counts = honest.CopyCount.new_counts()
+    env = honest.CopyCount(gym.make("evolver/WebShop-v0", num_products=200, max_steps=8, goals="synthetic"),
+                           counts, train_words={"red", "shoes", "find"})
+    task = env.unwrapped.tasks("dev")[0]
+    _, info = env.reset(options={"task": task})
+    instruction = honest.words(info["instruction"])
+    used = instruction & {"red", "shoes", "find"}
+    assert used and instruction - used
+    env.step(f"search[{info['instruction'].lower()}]")  # the oracle's query: every word kept
+    env.step("search[red shoes]")  # a second search is not counted
+    assert counts["searches"] == 2 and counts["searches_repeating_the_instruction"] == 1
+    assert counts["first_search_words_train_goals_use"] == counts["of_which_kept"] == len(used)
+    assert counts["first_search_words_no_train_goal_uses"] == counts["of_which_kept_unused"] == len(instruction - used)
+    env.reset(options={"task": task})
+    env.step("search[find]")  # keeps one train word, no other
+    assert counts["of_which_kept"] == len(used) + 1
+    assert counts["of_which_kept_unused"] == len(instruction - used)  # unchanged
+    assert counts["first_search_words_no_train_goal_uses"] == 2 * len(instruction - used)

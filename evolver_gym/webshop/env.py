@@ -522,7 +522,10 @@ class WebShopEnv(gym.Env[str, str]):
             goal=goal,
             reference=reference,
             proposer="hindsight",
-            metadata={"source": "hindsight", "purchased": purchased},
+            # options the product offers but the purchase left unchosen: any value then satisfies the task,
+            # which the synthesis filter ``complete_targets`` refuses (dataset goals pin every option)
+            metadata={"source": "hindsight", "purchased": purchased,
+                      "open_choices": sorted(set(product.get("options") or {}) - set(chosen))},
         )
 
     # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------

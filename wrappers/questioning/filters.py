@@ -6,6 +6,8 @@
 * ``LeakageGuard`` - rejects a candidate near any dev/test task: lexically, by embedding, by goal, or
   by target through the environment's leakage interface (same target, a reference that solves the
   other task, or a unit the split holds out whole).
+* ``CompleteTargets`` - rejects a task that leaves a choice open (a WebShop hindsight task bought
+  without choosing every option its product offers: any value then satisfies it).
 * ``Feasibility`` - replays the reference in a freshly reset env: the env's own success check,
   or the reference judge for tasks the env cannot check.
 * ``DifficultyEstimate`` - pass rate of the current policy over ``k`` tries; can reject tasks outside
@@ -32,7 +34,8 @@ from .judge import ReferenceJudge, needs_judge
 from .proposers import Candidate
 from .text import Embedder, JaccardIndex, goal_key
 
-__all__ = ["DifficultyEstimate", "EmbeddingDedup", "Feasibility", "LeakageGuard", "LexicalDedup", "replay"]
+__all__ = ["CompleteTargets", "DifficultyEstimate", "EmbeddingDedup", "Feasibility", "LeakageGuard", "LexicalDedup",
+           "replay"]
 
 
 def _goal_key(task: Task) -> str | None:
@@ -239,6 +242,28 @@ def replay(env: Any, task: Task, actions: Sequence[str], *, max_steps: int | Non
     remaining = iter(list(actions)[: max_steps or len(actions)])
     return record_episode(env, lambda obs, info: next(remaining), seed=public.seed,
                           options={"task": public}, max_steps=len(actions) + 1, task=public)
+
+
+class CompleteTargets:
+    """Rejects a candidate whose task leaves a choice open (``task.metadata["open_choices"]``).
+
+    A WebShop purchase made without choosing every option of its product becomes, by hindsight, a
+    task that any option value satisfies; dataset goals pin every option, so a pool of such tasks
+    teaches a policy to buy without choosing. Tasks that do not record ``open_choices`` pass.
+
+    Example:
+        >>> from evolver_gym.core import Task
+        >>> c = Candidate(Task(task_id="t", env_id="e", instruction="red mug",
+        ...                    metadata={"open_choices": ["size"]}), proposer="hindsight")
+        >>> CompleteTargets().check([c])
+        ['leaves a choice open: size']
+    """
+
+    name = "complete_targets"
+
+    def check(self, candidates: Sequence[Candidate]) -> list[str | None]:
+        return [f"leaves a choice open: {', '.join(map(str, open_))}"
+                if (open_ := c.task.metadata.get("open_choices")) else None for c in candidates]
 
 
 class Feasibility:

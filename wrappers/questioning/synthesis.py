@@ -25,7 +25,7 @@ from evolver_gym.core.llm import ChatClient
 
 from .code_explorer import CodeExplorer, is_code_env
 from .explorer import Explorer, LLMExplorer, RandomExplorer
-from .filters import DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup
+from .filters import CompleteTargets, DifficultyEstimate, EmbeddingDedup, Feasibility, LeakageGuard, LexicalDedup
 from .judge import ReferenceJudge
 from .pool import TaskPool
 from .proposers import Candidate, HindsightProposer, LLMProposer
@@ -34,8 +34,8 @@ from .text import Embedder, packaged_embedder
 __all__ = ["NO_SEED_SPLIT", "STAGES", "SynthesisConfig", "Synthesizer", "build_synthesizer"]
 
 NO_SEED_SPLIT = "none"  # seed_split value: explore from goal-free start states, no human task
-STAGES = ("explore", "propose", "lexical_dedup", "leakage_guard", "embedding_dedup", "feasibility", "difficulty",
-          "admit")
+STAGES = ("explore", "propose", "complete_targets", "lexical_dedup", "leakage_guard", "embedding_dedup",
+          "feasibility", "difficulty", "admit")
 _META = "synthesis"
 
 
@@ -59,6 +59,9 @@ class SynthesisConfig:
                 "and held-out units, no solves); 'off'; 'auto' = 'keys' where the env marks solves as costly "
                 "(AppWorld replays a reference per pair; docs/splits.md), else 'all'"})
     add_seed_tasks: bool = field(default=True, metadata={"help": "put the seed split's tasks into the pool"})
+    complete_targets: bool = field(default=False, metadata={
+        "help": "refuse tasks that leave a choice open (WebShop: a hindsight purchase without every option of "
+                "its product chosen, which any option value satisfies; dataset goals pin every option)"})
 
     def __post_init__(self) -> None:
         for name in ("batch", "max_rounds", "max_steps"):
@@ -294,7 +297,8 @@ def build_synthesizer(
         raise ValueError("no proposer: the env has no hindsight_task and no proposer_client was given")
 
     known = pool.tasks(status=None)
-    filters: list[Any] = [
+    filters: list[Any] = [CompleteTargets()] if config.complete_targets else []
+    filters += [
         LexicalDedup(known, config.lexical_threshold),
         LeakageGuard(protected, embedder=embedder if config.leakage_cosine else None,
                      jaccard_threshold=config.lexical_threshold, cosine_threshold=config.leakage_cosine or 1.0,

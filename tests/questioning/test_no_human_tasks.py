@@ -179,3 +179,32 @@ def test_train_with_no_human_task_learns_from_the_synthesised_pool_alone(tmp_pat
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
         assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_complete_targets_admits_only_tasks_that_pin_every_option_of_their_product(env):
+    # A purchase without every option chosen becomes a task any option value satisfies; the shop's
+    # goals pin every option, so such tasks teach buying without choosing.
+    start = env.exploration_tasks(1)[0]
+    product = next(t.goal for t in env.tasks("train") if len(env.catalog.by_asin[t.goal["asin"]]["options"]) >= 2)
+    actions = iter([f"search[{product['query']}]", f"click[{product['asin'].lower()}]", "click[buy now]"])
+    open_task = env.hindsight_task(record_episode(env, lambda obs, info: next(actions), options={"task": start},
+                                                  task=start))
+    assert open_task.metadata["open_choices"] == sorted(env.catalog.by_asin[product["asin"]]["options"])
+
+    def synthesise(complete: bool) -> tuple[list[Task], dict]:
+        pool = TaskPool(None)
+        synth = build_synthesizer(env, pool, SynthesisConfig(batch=32, seed=3, seed_split="none",
+                                                             embedding_threshold=None, leakage_cosine=None,
+                                                             complete_targets=complete), embedder=None)
+        synth.run(30)
+        return pool.tasks(origin="synthetic"), synth.report["stages"]
+
+    loose, loose_report = synthesise(False)
+    complete, report = synthesise(True)
+    assert any(t.metadata["open_choices"] for t in loose) and loose_report["complete_targets"]["in"] == 0
+    assert len(complete) == 30 and not any(t.metadata["open_choices"] for t in complete)
+    for t in complete:
+        assert sorted(t.goal["goal_options"]) == sorted(t.metadata["purchased"]["options"].values())
+        assert len(t.goal["goal_options"]) == len(env.catalog.by_asin[t.goal["asin"]]["options"])
+    reasons = report["complete_targets"]["reasons"]
+    assert report["complete_targets"]["rejected"] > 0 and all(r.startswith("leaves a choice open: ") for r in reasons)

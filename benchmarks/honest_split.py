@@ -133,8 +133,9 @@ def play_dev(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str
 def copying(checkpoint: str, n: int, kwargs: dict, seed: int, shaping: list[str]) -> dict:
     """What the policy copies over n dev goals (``CopyCount``'s counts)."""
     counts = CopyCount.new_counts()
-    train_words = {w for goal in gym.make(ENV_ID, **kwargs).unwrapped.splits["train"]
-                   for w in words(goal["instruction_text"])}
+    env = gym.make(ENV_ID, **kwargs)
+    train_words = {w for goal in env.unwrapped.splits["train"] for w in words(goal["instruction_text"])}
+    env.close()
     play_dev(checkpoint, n, kwargs, seed, shaping, lambda env: CopyCount(env, counts, train_words))
     return counts
 

@@ -250,9 +250,10 @@ def build_policy(name_or_path: str | Path, *, env: Any = None, tasks: Sequence[A
         if env is None:
             raise ValueError("model_name_or_path 'tiny' needs the environment to build its tokenizer")
         task_list = list(tasks) if tasks is not None else list(env.unwrapped.tasks("train"))
+        size = size or TinyPolicyConfig()
         tokenizer = build_environment_tokenizer(env, task_list, extra_texts=list(extra_texts),
-                                                spell_ids=(size or TinyPolicyConfig()).spell_ids,
-                                                whole_word_min_count=(size or TinyPolicyConfig()).whole_word_min_count)
+                                                spell_ids=size.spell_ids,
+                                                whole_word_min_count=size.whole_word_min_count)
         model = build_tiny_policy(tokenizer, size, seed=seed)
     elif (Path(name) / "adapter_config.json").exists():
         import json

@@ -315,6 +315,9 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
     p.add_argument("--seed", type=int, default=0, help="SFT seed (demonstrations, init, batches)")
     p.add_argument("--relabel-ids", default="", help="SFTConfig.relabel_ids (WebShop: 'b0([a-z0-9]{8})'; empty: off)")
+    p.add_argument("--relabel-words", type=float, default=0.0,
+                   help="SFTConfig.relabel_words: chance that each content word of an instruction gets another "
+                        "word of the shop's vocabulary per batch (0: off)")
     p.add_argument("--whole-word-min-count", type=int, default=0,
                    help="SFTConfig.whole_word_min_count (0: a token for every word; N: words training uses N times)")
     p.add_argument("--max-turn-tokens", type=int, default=ROLLOUT["max_turn_tokens"],
@@ -395,11 +398,12 @@ def main() -> None:
                            max_steps=args.steps, max_minutes=0, observation_shaping=shaping,
                            max_observation_tokens=ROLLOUT["max_observation_tokens"], seed=args.seed,
                            num_threads=args.num_threads, relabel_ids=args.relabel_ids, log_every=100,
+                           relabel_words=args.relabel_words,
                            whole_word_min_count=args.whole_word_min_count)
         start = time.monotonic()
         checkpoint = str(train_sft(config))
         record["sft"] = {"steps": args.steps, "seed": args.seed, "tasks_file": args.tasks_file,
-                         "whole_word_min_count": args.whole_word_min_count,
+                         "whole_word_min_count": args.whole_word_min_count, "relabel_words": args.relabel_words,
                          "with_train": args.with_train, "seconds": round(time.monotonic() - start, 1)}
     record["checkpoint"] = checkpoint
     record["dev"] = evaluate(checkpoint, "dev", None, kwargs, args.eval_seed, shaping)

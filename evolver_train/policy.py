@@ -122,7 +122,7 @@ def build_word_tokenizer(texts: Iterable[str], *, min_frequency: int = 1, extra_
     return tokenizer
 
 
-def _vocabulary(env: Any) -> list[str]:
+def environment_vocabulary(env: Any) -> list[str]:
     """The env's own vocabulary (``catalog.vocabulary()``), where it has one."""
     catalog = getattr(env.unwrapped, "catalog", None)
     return list(catalog.vocabulary()) if catalog is not None and hasattr(catalog, "vocabulary") else []
@@ -137,7 +137,7 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, voc
     base = env.unwrapped
     texts: list[str] = ["search[ ]", "click[ ]"]
     if vocabulary:
-        texts += _vocabulary(env)
+        texts += environment_vocabulary(env)
     texts += [str(t.instruction) for t in tasks]
     for task in list(tasks)[:episodes]:
         obs, _ = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
@@ -166,7 +166,7 @@ def build_environment_tokenizer(env: Any, tasks: Sequence[Any], *, extra_texts: 
     if whole_word_min_count < 0:
         raise ValueError(f"whole_word_min_count must be >= 0, got {whole_word_min_count!r}")
     seen = [*environment_texts(env, tasks, episodes=episodes, vocabulary=False), *extra_texts]
-    everything = [*_vocabulary(env), *seen]
+    everything = [*environment_vocabulary(env), *seen]
     if whole_word_min_count == 0:
         return build_word_tokenizer(everything, spell_ids=spell_ids)
     return build_word_tokenizer(everything, spell_ids=spell_ids, whole_word_texts=seen,

@@ -6,7 +6,6 @@
   research option).
 * ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
   share of the demonstrations.
-* ``IdRelabeller`` - give the ids in a demonstration fresh random values (``relabel_ids``).
 * ``encode_demonstration`` - the token ids of one demonstration exactly as a rollout lays them out.
 * ``train_sft`` - build (or load) the policy, train it on the demonstrations, save a checkpoint.
 * ``main`` - ``evolver sft --config configs/sft.yaml`` or flags.
@@ -30,7 +29,10 @@ A small policy trained on a few thousand demonstrations learns the train product
 products it never trained on it then clicks ids that are not on the page. ``relabel_ids`` (a regular
 expression, e.g. WebShop's ``b0([a-z0-9]{8})``) gives every id it matches a fresh random value each
 time a demonstration is put in a batch, the same value throughout that demonstration (page and
-action alike), so the only way to produce the right id is to copy it from the page.
+action alike), so the only way to produce the right id is to copy it from the page. ``relabel_words``
+does the same for the words of the instruction that name the product and its options: they get other
+words of the environment's vocabulary, in the instruction, the pages and the actions, so the search
+and the option clicks must be copied too (``evolver_train.relabel``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from .errors import (
     read_yaml,
     unknown_key,
 )
+from .relabel import IdRelabeller, WordRelabeller
 
 __all__ = ["SFTConfig", "read_tasks_file", "collect_demonstrations", "add_experience_context", "IdRelabeller",
            "encode_demonstration", "train_sft", "finished_sft_mismatch", "main"]
@@ -121,6 +124,12 @@ class SFTConfig:
                 "demonstration is batched, the same throughout the demonstration, so the policy learns to copy "
                 "them from the page rather than memorise them; its first group, when it has one, is the part "
                 "replaced (WebShop: 'b0([a-z0-9]{8})'). Empty = off."})
+    relabel_words: float = field(default=0.0, metadata={
+        "help": "Chance that each content word of a demonstration's instruction (its product, attributes and "
+                "option values: words fewer than 15% of the demonstrations use) gets another word of the "
+                "environment's vocabulary each time the demonstration is batched, the same throughout it (pages, "
+                "search, option clicks), so the policy learns to copy words rather than memorise the train "
+                "products. 0 = off."})
     seed: int = field(default=0, metadata={"help": "Seed of demonstrations, initialisation and batching."})
     log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
     lora_r: int = field(default=0, metadata={
@@ -150,6 +159,8 @@ class SFTConfig:
             raise ConfigError(f"env_kwargs must be a mapping, got {self.env_kwargs!r}")
         if not 0.0 <= self.imperfect_share <= 1.0:
             raise ConfigError(f"imperfect_share must be in [0, 1], got {self.imperfect_share!r}")
+        if not 0.0 <= self.relabel_words <= 1.0:
+            raise ConfigError(f"relabel_words must be in [0, 1], got {self.relabel_words!r}")
         if not 0.0 <= self.experience_share <= 1.0:
             raise ConfigError(f"experience_share must be in [0, 1], got {self.experience_share!r}")
         if self.experience_max_chars < 80:
@@ -270,64 +281,6 @@ def add_experience_context(demonstrations: Sequence[Trajectory], share: float, *
     return out
 
 
-class IdRelabeller:
-    """Fresh random values for the ids in a demonstration, consistent within it.
-
-    Every match of ``pattern`` (case-insensitive) in the observations and actions of a demonstration
-    is replaced: the match's first group when the pattern has one (a fixed prefix such as WebShop's
-    ``b0`` stays), else the whole match, character by character from ``alphabet``. The same id gets
-    the same new value everywhere in the demonstration, upper case where it was written in upper case.
-    Lengths are kept, so a spelled id keeps its token count.
-
-    Example:
-        >>> from evolver_gym.core import Step, Task, Trajectory
-        >>> demo = Trajectory(task=Task(task_id="t", env_id="e", instruction="x"), steps=[
-        ...     Step(observation="[SEP] B0ABCDEFGH [SEP] Red shirt", action="click[b0abcdefgh]")])
-        >>> new = IdRelabeller(r"b0([a-z0-9]{8})", "xyz").relabel(demo, np.random.default_rng(0))
-        >>> page, action = new.steps[0].observation, new.steps[0].action
-        >>> page[6:8], page[8:16].lower() == action[8:16], set(action[8:16]) <= set("xyz")
-        ('B0', True, True)
-    """
-
-    def __init__(self, pattern: str, alphabet: str):
-        if not alphabet:
-            raise ValueError(f"alphabet must not be empty, got {alphabet!r}")
-        self.pattern = re.compile(pattern, re.IGNORECASE)
-        self.alphabet = np.array(sorted(set(alphabet.lower())))
-
-    @classmethod
-    def from_demonstrations(cls, pattern: str, demonstrations: Sequence[Trajectory]) -> IdRelabeller:
-        """A relabeller whose alphabet is the characters of the replaced parts of the ids found."""
-        probe = re.compile(pattern, re.IGNORECASE)
-        chars: set[str] = set()
-        for d in demonstrations:
-            for step in d.steps:
-                for m in probe.finditer(step.observation + " " + step.action):
-                    chars.update((m.group(1) if probe.groups else m.group(0)).lower())
-        if not chars:
-            raise ValueError(f"relabel_ids {pattern!r} matches no id in the demonstrations")
-        return cls(pattern, "".join(chars))
-
-    def relabel(self, trajectory: Trajectory, rng: np.random.Generator) -> Trajectory:
-        fresh: dict[str, str] = {}
-
-        def substitute(m: re.Match) -> str:
-            text = m.group(0)
-            key = text.lower()
-            if key not in fresh:
-                lo, hi = (m.start(1), m.end(1)) if self.pattern.groups else m.span()
-                lo, hi = lo - m.start(), hi - m.start()
-                drawn = "".join(self.alphabet[rng.integers(len(self.alphabet), size=hi - lo)])
-                fresh[key] = key[:lo] + drawn + key[hi:]
-            return fresh[key].upper() if text.isupper() else fresh[key]
-
-        steps = [Step(observation=self.pattern.sub(substitute, st.observation),
-                      action=self.pattern.sub(substitute, st.action), reward=st.reward, info=st.info)
-                 for st in trajectory.steps]
-        return Trajectory(task=trajectory.task, steps=steps, success=trajectory.success, score=trajectory.score,
-                          metadata=trajectory.metadata)
-
-
 def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int], list[int]]:
     """(input ids, labels) of one demonstration: labels are -100 except on action tokens and their EOS."""
     if not trajectory.steps:
@@ -365,7 +318,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     import torch
 
     from .envs import shape_environment
-    from .policy import TinyPolicyConfig, build_policy
+    from .policy import TinyPolicyConfig, build_policy, environment_vocabulary
     from .rollout import ChatCodec
 
     if config.num_threads:
@@ -392,12 +345,17 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
                                     extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,
                       max_observation_tokens=config.max_observation_tokens)
+    vocabulary = environment_vocabulary(env)
     env.close()
     demonstrations = [d for d in demonstrations if d.steps]
     encoded = [encode_demonstration(codec, d) for d in demonstrations]
     if not encoded:
         raise ValueError("no demonstration has a step: check the environment's oracle")
-    relabeller = IdRelabeller.from_demonstrations(config.relabel_ids, demonstrations) if config.relabel_ids else None
+    relabellers: list[IdRelabeller | WordRelabeller] = []
+    if config.relabel_ids:
+        relabellers.append(IdRelabeller.from_demonstrations(config.relabel_ids, demonstrations))
+    if config.relabel_words:
+        relabellers.append(WordRelabeller.from_demonstrations(demonstrations, vocabulary, share=config.relabel_words))
     relabel_rng = make_rng(config.seed, "sft-relabel")
     perfect = sum(d.success for d in demonstrations) / len(demonstrations)
     with_experience = sum(bool(d.metadata.get("experience")) for d in demonstrations)
@@ -421,10 +379,15 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     step, loss_ema = 0, None
     tokens_seen = 0
     for batch in _batches([len(e[0]) for e in encoded], min(config.batch_size, len(encoded)), rng):
-        if relabeller is None:
+        if not relabellers:
             rows = [encoded[int(i)] for i in batch]
-        else:  # fresh ids every time a demonstration is batched: they cannot be memorised
-            rows = [encode_demonstration(codec, relabeller.relabel(demonstrations[int(i)], relabel_rng)) for i in batch]
+        else:  # fresh names every time a demonstration is batched: they cannot be memorised
+            rows = []
+            for i in batch:
+                demonstration = demonstrations[int(i)]
+                for relabeller in relabellers:
+                    demonstration = relabeller.relabel(demonstration, relabel_rng)
+                rows.append(encode_demonstration(codec, demonstration))
         width = max(len(r[0]) for r in rows)
         # Right padding needs no attention mask: under causal attention a real token never sees the
         # pads after it, and pads carry no label. (A padding mask would push SDPA off its fast path.)

@@ -54,6 +54,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
+import evolver_gym  # noqa: F401  (registers the environment ids)
+
 ENV_ID = "evolver/WebShop-v0"
 SHAPING = ["drop_repeated_instruction", "top_results=5"]
 # The quickstart's rollout layout (configs/quickstart.yaml).
@@ -303,7 +305,6 @@ def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
 
 def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
     """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
-    import evolver_gym  # noqa: F401  (registers the environment ids)
     from evolver_gym.core import Task, read_jsonl, write_jsonl
 
     env = gym.make(ENV_ID, **kwargs).unwrapped

@@ -86,3 +86,14 @@ def test_copy_count_splits_the_first_searchs_words_by_whether_a_train_goal_uses_
     assert counts["of_which_kept"] == len(used) + 1
     assert counts["of_which_kept_unused"] == len(instruction - used)  # unchanged
     assert counts["first_search_words_no_train_goal_uses"] == 2 * len(instruction - used)
+
+
+def test_the_script_registers_the_environments_it_makes():
+    """Its --copying and --failures paths make the shop before anything else imports evolver_gym."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "honest_split.py"
+    code = (f"import runpy, gymnasium as gym; runpy.run_path({str(script)!r}, run_name='probe'); "
+            "gym.make('evolver/WebShop-v0', num_products=20).close()")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

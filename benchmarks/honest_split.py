@@ -303,14 +303,6 @@ def over_seeds(rows: list[str], seeds: list[int], versus: str | None) -> str:
     return "\n".join(lines)
 
 
-def write_tasks_with_train(tasks_file: str, path: str, kwargs: dict) -> None:
-    """``path``: the tasks of ``tasks_file`` followed by every train goal of the shop."""
-    from evolver_gym.core import Task, read_jsonl, write_jsonl
-
-    env = gym.make(ENV_ID, **kwargs).unwrapped
-    write_jsonl(path, [*read_jsonl(tasks_file, Task), *env.tasks("train")])
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=750, help="SFT steps (batch 16)")
@@ -387,13 +379,8 @@ def main() -> None:
     if checkpoint is None:
         from evolver_train.sft import SFTConfig, train_sft
 
-        tasks_file = args.tasks_file
-        if args.with_train:  # the synthesised tasks and the train goals, in one file
-            tasks_file = str(out / "tasks_with_train.jsonl")
-            out.mkdir(parents=True, exist_ok=True)
-            write_tasks_with_train(args.tasks_file, tasks_file, kwargs)
         config = SFTConfig(output_dir=str(out / "sft"), env_id=ENV_ID, env_kwargs=kwargs, split="train",
-                           tasks_file=tasks_file,
+                           tasks_file=args.tasks_file, with_split=args.with_train,
                            num_demonstrations=args.num_demonstrations, imperfect_share=0.0, hidden_size=128,
                            num_hidden_layers=2, num_attention_heads=4, learning_rate=3e-3, batch_size=16,
                            max_steps=args.steps, max_minutes=0, observation_shaping=shaping,

@@ -2,6 +2,7 @@
 
 * ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
 * ``read_tasks_file`` - the tasks of a JSONL file (``tasks_file``: synthesised tasks instead of a split).
+* ``demonstrated_tasks`` - the split's tasks, the file's, or both (``with_split``).
 * ``collect_demonstrations`` - play the environment's oracle (a share of it deliberately imperfect, as a
   research option).
 * ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
@@ -50,6 +51,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from transformers.hf_argparser import string_to_bool
 
 from evolver_gym.core import Step, Task, Trajectory, make_rng
 
@@ -65,8 +67,8 @@ from .errors import (
 )
 from .relabel import IdRelabeller, WordRelabeller
 
-__all__ = ["SFTConfig", "read_tasks_file", "collect_demonstrations", "add_experience_context", "IdRelabeller",
-           "encode_demonstration", "train_sft", "finished_sft_mismatch", "main"]
+__all__ = ["SFTConfig", "read_tasks_file", "demonstrated_tasks", "collect_demonstrations", "add_experience_context",
+           "IdRelabeller", "WordRelabeller", "encode_demonstration", "train_sft", "finished_sft_mismatch", "main"]
 
 
 @dataclass
@@ -82,6 +84,9 @@ class SFTConfig:
     tasks_file: str = field(default="", metadata={
         "help": "JSONL of tasks to demonstrate instead of the split's, e.g. the tasks.jsonl that `evolver questions "
                 "synthesize --seed-split none` writes: a warm start with no human task at all. Empty = the split."})
+    with_split: bool = field(default=False, metadata={
+        "help": "With tasks_file: demonstrate the split's tasks too, after the file's (human goals plus synthesised "
+                "tasks)."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
     imperfect_share: float = field(default=0.0, metadata={
         "help": "Research option, off by default: share of demonstrations that are deliberately flawed (buy "
@@ -140,6 +145,9 @@ class SFTConfig:
                                            metadata={"help": "Modules the warm start's LoRA adapts."})
 
     def __post_init__(self) -> None:
+        for name in ("spell_ids", "with_split"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.lora_r, int) or self.lora_r < 0:
             raise ConfigError(f"lora_r must be an int >= 0, got {self.lora_r!r}")
         if self.lora_r and not self.lora_target_modules:
@@ -173,6 +181,9 @@ class SFTConfig:
                                   f"got {self.relabel_ids!r}") from None
         if self.tasks_file:
             check_local_path(self.tasks_file, "tasks_file")
+        elif self.with_split:
+            raise ConfigError(f"with_split adds the split's tasks to those of tasks_file, but tasks_file is empty "
+                              f"(with_split={self.with_split!r})")
         if self.num_demonstrations < 1 or self.batch_size < 1:
             raise ConfigError(f"num_demonstrations and batch_size must be >= 1, got "
                              f"{self.num_demonstrations!r} and {self.batch_size!r}")
@@ -199,6 +210,15 @@ def read_tasks_file(path: str | Path, env_id: str) -> list[Task]:
     if not tasks:
         raise ConfigError(f"tasks_file {str(path)!r} holds no task")
     return tasks
+
+
+def demonstrated_tasks(config: SFTConfig, env: gym.Env) -> list[Task]:
+    """The tasks a warm start demonstrates: the split's, or ``tasks_file``'s followed, with ``with_split``,
+    by the split's."""
+    if not config.tasks_file:
+        return list(env.unwrapped.tasks(config.split))
+    tasks = read_tasks_file(config.tasks_file, config.env_id)
+    return tasks + list(env.unwrapped.tasks(config.split)) if config.with_split else tasks
 
 
 def _stop_short(actions: list[str], info: dict[str, Any], rng: np.random.Generator) -> list[str]:
@@ -325,10 +345,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         torch.set_num_threads(config.num_threads)
     torch.manual_seed(config.seed)
     env = shape_environment(gym.make(config.env_id, **config.env_kwargs), config.observation_shaping)
-    if config.tasks_file:
-        tasks = read_tasks_file(config.tasks_file, config.env_id)
-    else:
-        tasks = env.unwrapped.tasks(config.split)
+    tasks = demonstrated_tasks(config, env)
     if demonstrations is None:
         demonstrations = collect_demonstrations(env, tasks, config.num_demonstrations,
                                                 imperfect_share=config.imperfect_share, seed=config.seed)
@@ -461,7 +478,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="evolver sft", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with SFTConfig fields; flags override it.")
     for f in fields(SFTConfig):
-        kind = {"int": int, "float": float}.get(str(f.type), str)
+        kind = {"int": int, "float": float, "bool": string_to_bool}.get(str(f.type), str)
         help_ = escape_help(f.metadata.get("help"))
         if f.name == "observation_shaping":
             parser.add_argument(f"--{f.name}", nargs="*", default=None, help=help_)

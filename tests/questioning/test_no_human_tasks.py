@@ -12,7 +12,7 @@ import evolver_gym  # noqa: F401 - registers the environment ids
 from evolver_gym.core import Task, record_episode
 from evolver_gym.webshop import WebShopEnv
 from evolver_train.errors import ConfigError
-from evolver_train.sft import SFTConfig, read_tasks_file, train_sft
+from evolver_train.sft import SFTConfig, demonstrated_tasks, read_tasks_file, train_sft
 from wrappers.questioning import SynthesisConfig, TaskPool, build_synthesizer, replay
 from wrappers.questioning.cli import main
 
@@ -122,6 +122,27 @@ def test_a_warm_start_learns_from_synthesised_tasks_only(tmp_path, env):
     words = tasks[0].instruction.split()[:6]
     assert tokenizer.unk_token_id not in tokenizer(" ".join(words), add_special_tokens=False)["input_ids"]
     assert json.loads((out / "sft_config.json").read_text())["tasks_file"] == str(path)
+
+
+def test_with_split_demonstrates_the_human_goals_after_the_synthesised_tasks(tmp_path, env):
+    pool = TaskPool(None)
+    build_synthesizer(env, pool, SynthesisConfig(batch=32, seed_split="none", embedding_threshold=None,
+                                                 leakage_cosine=None), embedder=None).run(6)
+    path = tmp_path / "tasks.jsonl"
+    pool.export_jsonl(path, origin="synthetic")
+    train = env.unwrapped.tasks("train")
+    alone = demonstrated_tasks(SFTConfig(env_kwargs=SHOP, tasks_file=str(path)), env)
+    both = demonstrated_tasks(SFTConfig(env_kwargs=SHOP, tasks_file=str(path), with_split=True), env)
+    assert [t.task_id for t in both] == [t.task_id for t in alone] + [t.task_id for t in train]
+    assert len(alone) == 6 and all(t.origin == "synthetic" for t in alone)
+    common = dict(env_kwargs=SHOP, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  batch_size=4, max_steps=2, num_demonstrations=8, log_every=1)
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), with_split=True, **common))
+    assert json.loads((out / "sft_config.json").read_text())["with_split"] is True
+    with pytest.raises(ConfigError, match="tasks_file is empty .*with_split=True"):
+        SFTConfig(with_split=True)
+    with pytest.raises(ConfigError, match="with_split must be true or false, got 'false'"):
+        SFTConfig(tasks_file=str(path), with_split="false")
 
 
 def test_a_bad_tasks_file_is_refused_in_one_line(tmp_path):

@@ -127,6 +127,22 @@ def test_sft_help_prints_and_bad_sft_settings_are_one_line(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_sft_switches_read_true_and_false_from_flags_and_yaml(tmp_path, capsys):
+    assert sft_module.parse_sft_config(["--spell_ids", "false"]).spell_ids is False
+    assert sft_module.parse_sft_config(["--spell_ids", "True"]).spell_ids is True
+    recipe = tmp_path / "sft.yaml"
+    recipe.write_text("spell_ids: false\n")
+    assert sft_module.parse_sft_config(["--config", str(recipe)]).spell_ids is False
+    out = tmp_path / "sft"
+    assert sft_module.main(["--spell_ids", "maybe", "--output_dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--spell_ids" in err and "maybe" in err, err
+    recipe.write_text("spell_ids: maybe\n")
+    assert sft_module.main(["--config", str(recipe), "--output_dir", str(out)]) == 2
+    assert "spell_ids must be of type bool, got 'maybe'" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_importing_the_package_needs_no_training_extra():
     code = ("import sys\n"
             "class Block:\n"

@@ -229,3 +229,19 @@ def test_complete_targets_admits_only_tasks_that_pin_every_option_of_their_produ
         assert len(t.goal["goal_options"]) == len(env.catalog.by_asin[t.goal["asin"]]["options"])
     reasons = report["complete_targets"]["reasons"]
     assert report["complete_targets"]["rejected"] > 0 and all(r.startswith("leaves a choice open: ") for r in reasons)
+
+
+def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):
+    """configs/sft_questioning.yaml holds the settings of honest_split.py's human + synthesised runs."""
+    from pathlib import Path
+
+    from evolver_train.sft import parse_sft_config
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "s/0", "env_id": "evolver/WebShop-v0", "instruction": "x"}) + "\n")
+    recipe = Path(__file__).resolve().parents[2] / "configs" / "sft_questioning.yaml"
+    config = parse_sft_config(["--config", str(recipe), "--tasks_file", str(tasks)])
+    assert config.with_split is True and config.split == "train" and config.max_steps == 1340
+    assert config.observation_shaping == ["drop_repeated_instruction", "top_results=5", "numbered_results"]
+    assert config.env_kwargs == {"num_products": 600, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
+    assert (config.hidden_size, config.learning_rate, config.batch_size, config.imperfect_share) == (128, 3e-3, 16, 0.0)

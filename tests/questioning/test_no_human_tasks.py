@@ -104,17 +104,26 @@ def test_cli_synthesizes_from_no_human_task_and_refuses_an_unknown_split(tmp_pat
     assert not bad.exists()  # a refused command leaves no folder behind
 
 
-def test_a_warm_start_learns_from_synthesised_tasks_only(tmp_path, env):
+# A warm start of two steps on a policy small enough for a test.
+TINY_SFT = dict(env_kwargs=SHOP, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                batch_size=4, max_steps=2, num_demonstrations=8, log_every=1)
+
+
+def _synthesised_tasks_file(env, folder, n: int):
+    """The JSONL of ``n`` tasks synthesised from goal-free starts."""
     pool = TaskPool(None)
     build_synthesizer(env, pool, SynthesisConfig(batch=32, seed_split="none", embedding_threshold=None,
-                                                 leakage_cosine=None), embedder=None).run(16)
-    path = tmp_path / "tasks.jsonl"
+                                                 leakage_cosine=None), embedder=None).run(n)
+    path = folder / "tasks.jsonl"
     pool.export_jsonl(path, origin="synthetic")
+    return path
+
+
+def test_a_warm_start_learns_from_synthesised_tasks_only(tmp_path, env):
+    path = _synthesised_tasks_file(env, tmp_path, 16)
     tasks = read_tasks_file(path, "evolver/WebShop-v0")
     assert len(tasks) == 16 and all(isinstance(t, Task) for t in tasks)
-    common = dict(env_kwargs=SHOP, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                  batch_size=4, max_steps=2, num_demonstrations=8, log_every=1)
-    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), **common))
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), **TINY_SFT))
     from evolver_train.policy import load_policy
 
     _, tokenizer = load_policy(out)
@@ -125,19 +134,13 @@ def test_a_warm_start_learns_from_synthesised_tasks_only(tmp_path, env):
 
 
 def test_with_split_demonstrates_the_human_goals_after_the_synthesised_tasks(tmp_path, env):
-    pool = TaskPool(None)
-    build_synthesizer(env, pool, SynthesisConfig(batch=32, seed_split="none", embedding_threshold=None,
-                                                 leakage_cosine=None), embedder=None).run(6)
-    path = tmp_path / "tasks.jsonl"
-    pool.export_jsonl(path, origin="synthetic")
+    path = _synthesised_tasks_file(env, tmp_path, 6)
     train = env.unwrapped.tasks("train")
     alone = demonstrated_tasks(SFTConfig(env_kwargs=SHOP, tasks_file=str(path)), env)
     both = demonstrated_tasks(SFTConfig(env_kwargs=SHOP, tasks_file=str(path), with_split=True), env)
     assert [t.task_id for t in both] == [t.task_id for t in alone] + [t.task_id for t in train]
     assert len(alone) == 6 and all(t.origin == "synthetic" for t in alone)
-    common = dict(env_kwargs=SHOP, max_minutes=0, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                  batch_size=4, max_steps=2, num_demonstrations=8, log_every=1)
-    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), with_split=True, **common))
+    out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), with_split=True, **TINY_SFT))
     assert json.loads((out / "sft_config.json").read_text())["with_split"] is True
     with pytest.raises(ConfigError, match="tasks_file is empty .*with_split=True"):
         SFTConfig(with_split=True)

@@ -117,7 +117,8 @@ class ModelOptions(ModelConfig):
 
 
 # TRL's argument parser rewrites the config dataclasses' field types in place while it builds (Optional[X]
-# becomes X), so two threads building one at once can read a half-rewritten field and fail.
+# becomes X), and building a TrainingArguments resets and re-creates accelerate's process-wide PartialState;
+# two threads doing either at once can read a half-rewritten field or a reset state and fail.
 _PARSER_BUILD_LOCK = threading.Lock()
 
 
@@ -192,7 +193,8 @@ def parse_config(argv: list[str]) -> RunConfig:
         given |= set(values)
         parser.set_defaults_with_config(**values)
     try:
-        train, model, *mech_configs = parser.parse_args_into_dataclasses(args=argv)
+        with _PARSER_BUILD_LOCK:
+            train, model, *mech_configs = parser.parse_args_into_dataclasses(args=argv)
     except ConfigError:
         raise
     except (ValueError, TypeError) as exc:

@@ -93,6 +93,11 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def _demonstration_words(trajectory: Trajectory) -> set[str]:
+    """The words of every observation and action of ``trajectory``."""
+    return _words(" ".join(st.observation + " " + st.action for st in trajectory.steps))
+
+
 class WordRelabeller:
     """Other words for the content words of a demonstration's instruction, consistent within it.
 
@@ -141,7 +146,7 @@ class WordRelabeller:
             raise ValueError(f"structural_share must be in (0, 1], got {structural_share!r}")
         used: Counter[str] = Counter()
         for d in demonstrations:
-            used.update(set().union(*(_words(st.observation + " " + st.action) for st in d.steps)))
+            used.update(_demonstration_words(d))
         if not used:
             raise ValueError("the demonstrations have no word to relabel")
         structural = {w for w, count in used.items() if count >= structural_share * len(demonstrations)}
@@ -152,7 +157,7 @@ class WordRelabeller:
                   if rng.random() < self.share]
         if not chosen:
             return trajectory
-        taken = set().union(*(_words(st.observation + " " + st.action) for st in trajectory.steps))
+        taken = _demonstration_words(trajectory)
         fresh: dict[str, str] = {}
         for word in chosen:
             for _ in range(8):  # a word already in the demonstration would make it ambiguous: draw again

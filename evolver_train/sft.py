@@ -51,7 +51,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from transformers.hf_argparser import string_to_bool
 
 from evolver_gym.core import Step, Task, Trajectory, make_rng
 
@@ -362,7 +361,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
                                     extra_texts=[config.system_prompt or "", *blocks], size=size, seed=config.seed)
     codec = ChatCodec(tokenizer, system_prompt=config.system_prompt,
                       max_observation_tokens=config.max_observation_tokens)
-    vocabulary = environment_vocabulary(env)
+    vocabulary = environment_vocabulary(env) if config.relabel_words else []
     env.close()
     demonstrations = [d for d in demonstrations if d.steps]
     encoded = [encode_demonstration(codec, d) for d in demonstrations]
@@ -475,6 +474,8 @@ class _Parser(OneLineErrors, argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from transformers.hf_argparser import string_to_bool  # true/false/yes/no/1/0, as `evolver train` reads them
+
     parser = _Parser(prog="evolver sft", description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="YAML file with SFTConfig fields; flags override it.")
     for f in fields(SFTConfig):

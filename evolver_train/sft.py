@@ -2,7 +2,9 @@
 
 * ``SFTConfig`` - what to train, on what, for how long; YAML and command line from one parser.
 * ``read_tasks_file`` - the tasks of a JSONL file (``tasks_file``: synthesised tasks instead of a split).
-* ``demonstrated_tasks`` - the split's tasks, the file's, or both (``with_split``).
+* ``synthesize_tasks`` - self-questioning before the warm start: tasks proposed from exploring the
+  environment (``synthesize_tasks``), written to ``<output_dir>/questions``.
+* ``demonstrated_tasks`` - the split's tasks, the file's or the synthesised ones, or both (``with_split``).
 * ``collect_demonstrations`` - play the environment's oracle (a share of it deliberately imperfect, as a
   research option).
 * ``add_experience_context`` - prepend an experience block, as ``ExperienceContext`` injects it, to a
@@ -42,6 +44,7 @@ import argparse
 import json
 import math
 import re
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -66,8 +69,9 @@ from .errors import (
 )
 from .relabel import IdRelabeller, WordRelabeller
 
-__all__ = ["SFTConfig", "read_tasks_file", "demonstrated_tasks", "collect_demonstrations", "add_experience_context",
-           "IdRelabeller", "WordRelabeller", "encode_demonstration", "train_sft", "finished_sft_mismatch", "main"]
+__all__ = ["SFTConfig", "read_tasks_file", "synthesize_tasks", "demonstrated_tasks", "collect_demonstrations",
+           "add_experience_context", "IdRelabeller", "WordRelabeller", "encode_demonstration", "train_sft",
+           "finished_sft_mismatch", "main"]
 
 
 @dataclass
@@ -83,9 +87,17 @@ class SFTConfig:
     tasks_file: str = field(default="", metadata={
         "help": "JSONL of tasks to demonstrate instead of the split's, e.g. the tasks.jsonl that `evolver questions "
                 "synthesize --seed-split none` writes: a warm start with no human task at all. Empty = the split."})
+    synthesize_tasks: int = field(default=0, metadata={
+        "help": "Self-questioning before the warm start: explore the environment and synthesise this many tasks "
+                "(as `evolver questions synthesize` does) into <output_dir>/questions, then demonstrate them "
+                "instead of a tasks_file; an interrupted synthesis of the same settings resumes. 0 = off."})
+    synthesis: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "SynthesisConfig fields of that synthesis (JSON on the command line), e.g. {seed_split: none, "
+                "batch: 64, max_rounds: 400, embedding_threshold: null, leakage_cosine: null}; its seed defaults "
+                "to this run's seed."})
     with_split: bool = field(default=False, metadata={
-        "help": "With tasks_file: demonstrate the split's tasks too, after the file's (human goals plus synthesised "
-                "tasks)."})
+        "help": "With tasks_file or synthesize_tasks: demonstrate the split's tasks too, after those tasks (human "
+                "goals plus synthesised tasks)."})
     num_demonstrations: int = field(default=2000, metadata={"help": "Demonstrations to collect (tasks are cycled)."})
     imperfect_share: float = field(default=0.0, metadata={
         "help": "Research option, off by default: share of demonstrations that are deliberately flawed (buy "
@@ -178,14 +190,39 @@ class SFTConfig:
             except re.error as exc:
                 raise ConfigError(f"relabel_ids is not a regular expression ({exc}), "
                                   f"got {self.relabel_ids!r}") from None
-        if self.tasks_file:
+        if not isinstance(self.synthesize_tasks, int) or isinstance(self.synthesize_tasks, bool) \
+                or self.synthesize_tasks < 0:
+            raise ConfigError(f"synthesize_tasks must be an int >= 0, got {self.synthesize_tasks!r}")
+        if not isinstance(self.synthesis, dict):
+            raise ConfigError(f"synthesis must be a mapping of SynthesisConfig fields, got {self.synthesis!r}")
+        if self.synthesis and not self.synthesize_tasks:
+            raise ConfigError(f"synthesis settings are given but synthesize_tasks is 0 (synthesis={self.synthesis!r})")
+        if self.synthesize_tasks:
+            if self.tasks_file:
+                raise ConfigError(f"tasks_file and synthesize_tasks both name the tasks to demonstrate; set one "
+                                  f"(tasks_file={self.tasks_file!r}, synthesize_tasks={self.synthesize_tasks!r})")
+            self.synthesis_config()  # refuses an unknown field or a bad value now, before anything runs
+        elif self.tasks_file:
             check_local_path(self.tasks_file, "tasks_file")
         elif self.with_split:
-            raise ConfigError(f"with_split adds the split's tasks to those of tasks_file, but tasks_file is empty "
-                              f"(with_split={self.with_split!r})")
+            raise ConfigError(f"with_split adds the split's tasks to those of tasks_file or synthesize_tasks, but "
+                              f"both are empty (with_split={self.with_split!r})")
         if self.num_demonstrations < 1 or self.batch_size < 1:
             raise ConfigError(f"num_demonstrations and batch_size must be >= 1, got "
                              f"{self.num_demonstrations!r} and {self.batch_size!r}")
+
+    def synthesis_config(self) -> Any:
+        """The ``SynthesisConfig`` of the ``synthesize_tasks`` run (``synthesis`` over its defaults, this seed)."""
+        from wrappers.questioning.synthesis import SynthesisConfig
+
+        known = [f.name for f in fields(SynthesisConfig)]
+        for key in self.synthesis:
+            if key not in known:
+                raise unknown_key(key, known, "synthesis")
+        try:
+            return SynthesisConfig(**{"seed": self.seed, **self.synthesis})
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"synthesis: {' '.join(str(exc).split())}") from None
 
 
 # -- demonstrations ----------------------------------------------------------------------------
@@ -211,12 +248,64 @@ def read_tasks_file(path: str | Path, env_id: str) -> list[Task]:
     return tasks
 
 
+def synthesize_tasks(config: SFTConfig) -> Path:
+    """Run the warm start's self-questioning (``synthesize_tasks``); returns the ``tasks.jsonl`` it wrote.
+
+    Explorations of the environment propose tasks, the leakage guard keeps the protected splits' goals out
+    (``synthesis.protected_splits``), and ``<output_dir>/questions`` receives ``pool.sqlite``, ``tasks.jsonl``
+    and ``report.json``, as ``evolver questions synthesize`` writes them. Every round commits to the pool,
+    so an interrupted run resumes; a folder left by other settings (``settings.json``) is started again.
+    """
+    from wrappers.questioning.cli import format_report
+    from wrappers.questioning.pool import TaskPool
+    from wrappers.questioning.synthesis import build_synthesizer
+
+    synthesis = config.synthesis_config()
+    folder = Path(config.output_dir) / "questions"
+    settings = json.loads(json.dumps({"env_id": config.env_id, "env_kwargs": config.env_kwargs,
+                                      "synthesize_tasks": config.synthesize_tasks, "synthesis": asdict(synthesis)}))
+    record = folder / "settings.json"
+    if folder.exists():
+        try:
+            same = json.loads(record.read_text()) == settings
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            print(f"sft: {folder} holds a synthesis of other settings; synthesising again", flush=True)
+            shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(settings, indent=2))
+    env = gym.make(config.env_id, **config.env_kwargs).unwrapped
+    embed = bool(synthesis.embedding_threshold or synthesis.leakage_cosine)
+    start = time.monotonic()
+    with TaskPool(folder / "pool.sqlite") as pool:
+        synthesizer = build_synthesizer(env, pool, synthesis, embedder="packaged" if embed else None)
+        report = synthesizer.run(config.synthesize_tasks)
+        n = pool.export_jsonl(folder / "tasks.jsonl", origin="synthetic")
+    env.close()
+    report = {**report, "target": config.synthesize_tasks, "synthetic_tasks": n,
+              "this_run_s": round(time.monotonic() - start, 3)}
+    (folder / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True))
+    print(f"sft: self-questioning synthesised {n} tasks in {report['rounds']} rounds "
+          f"({report['this_run_s']:.0f} s) into {folder}\n{format_report(report)}", flush=True)
+    if n < config.synthesize_tasks:
+        print(f"sft: warning: {n} of the {config.synthesize_tasks} tasks asked for after max_rounds="
+              f"{synthesis.max_rounds} rounds; demonstrating those", flush=True)
+    if not n:
+        raise ValueError(f"self-questioning synthesised no task in {synthesis.max_rounds} rounds: see "
+                         f"{folder / 'report.json'}")
+    return folder / "tasks.jsonl"
+
+
 def demonstrated_tasks(config: SFTConfig, env: gym.Env) -> list[Task]:
-    """The tasks a warm start demonstrates: the split's, or ``tasks_file``'s followed, with ``with_split``,
-    by the split's."""
-    if not config.tasks_file:
+    """The tasks a warm start demonstrates: the split's, or ``tasks_file``'s (or those ``synthesize_tasks``
+    synthesises, running that synthesis first) followed, with ``with_split``, by the split's."""
+    if config.synthesize_tasks:
+        tasks = read_tasks_file(synthesize_tasks(config), config.env_id)
+    elif config.tasks_file:
+        tasks = read_tasks_file(config.tasks_file, config.env_id)
+    else:
         return list(env.unwrapped.tasks(config.split))
-    tasks = read_tasks_file(config.tasks_file, config.env_id)
     return tasks + list(env.unwrapped.tasks(config.split)) if config.with_split else tasks
 
 
@@ -488,6 +577,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_MAPPINGS = ("env_kwargs", "synthesis")  # fields given as a YAML mapping, or JSON on the command line
+
+
 def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
     """``SFTConfig`` from a YAML file (``--config``) and command-line flags (flags win).
 
@@ -502,17 +594,17 @@ def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
         for key, value in read_yaml(config_path).items():
             if key not in actions or key == "config":
                 raise unknown_key(key, [f.name for f in fields(SFTConfig)], config_path)
-            if key == "env_kwargs":
+            if key in _MAPPINGS:
                 values[key] = value
             else:
                 values[key] = coerce_yaml_value(actions[key], key, value, config_path)
     for key, value in args.items():
         if value is not None:
-            if key == "env_kwargs":
+            if key in _MAPPINGS:
                 try:
                     value = json.loads(value)
                 except json.JSONDecodeError as exc:
-                    raise ConfigError(f"--env_kwargs must be a JSON object, got {value!r}: {exc}") from None
+                    raise ConfigError(f"--{key} must be a JSON object, got {value!r}: {exc}") from None
             values[key] = value
     config = SFTConfig(**values)
     check_env_id(config.env_id)

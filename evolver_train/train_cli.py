@@ -264,9 +264,10 @@ def warm_start_config(run: RunConfig):
     for key in config.sft:
         if key not in known:
             raise unknown_key(key, sorted(known), "sft")
-    if config.task_split == NO_TASK_SPLIT and not config.sft.get("tasks_file"):
+    if config.task_split == NO_TASK_SPLIT and not (config.sft.get("tasks_file") or config.sft.get("synthesize_tasks")):
         raise ConfigError(f"sft: task_split {NO_TASK_SPLIT!r} has no human task to demonstrate: set sft.tasks_file "
-                          f"(e.g. the tasks.jsonl of `evolver questions synthesize --seed-split none`)")
+                          f"(e.g. the tasks.jsonl of `evolver questions synthesize --seed-split none`) or "
+                          f"sft.synthesize_tasks")
     try:
         return SFTConfig(**{**shared, **dict(config.sft)})
     except ConfigError as exc:

@@ -5,6 +5,7 @@ from those tasks alone (``SFTConfig.tasks_file``)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -142,7 +143,7 @@ def test_with_split_demonstrates_the_human_goals_after_the_synthesised_tasks(tmp
     assert len(alone) == 6 and all(t.origin == "synthetic" for t in alone)
     out = train_sft(SFTConfig(output_dir=str(tmp_path / "sft"), tasks_file=str(path), with_split=True, **TINY_SFT))
     assert json.loads((out / "sft_config.json").read_text())["with_split"] is True
-    with pytest.raises(ConfigError, match="tasks_file is empty .*with_split=True"):
+    with pytest.raises(ConfigError, match="both are empty .*with_split=True"):
         SFTConfig(with_split=True)
     with pytest.raises(ConfigError, match="with_split must be true or false, got 'false'"):
         SFTConfig(tasks_file=str(path), with_split="false")
@@ -248,3 +249,65 @@ def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):
     assert config.observation_shaping == ["drop_repeated_instruction", "top_results=5", "numbered_results"]
     assert config.env_kwargs == {"num_products": 600, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
     assert (config.hidden_size, config.learning_rate, config.batch_size, config.imperfect_share) == (128, 3e-3, 16, 0.0)
+
+
+SYNTHESIS = {"seed_split": "none", "batch": 16, "embedding_threshold": None, "leakage_cosine": None}
+
+
+def test_a_warm_start_can_synthesise_its_own_tasks_first_as_the_cli_does(tmp_path, capsys):
+    from evolver_train.sft import synthesize_tasks
+
+    config = SFTConfig(output_dir=str(tmp_path / "sft"), synthesize_tasks=12, synthesis=SYNTHESIS, with_split=True,
+                       **TINY_SFT)
+    assert config.synthesis_config().seed == config.seed  # the run's seed unless synthesis names one
+    out = train_sft(config)
+    questions = out / "questions"
+    assert "self-questioning synthesised 12 tasks" in capsys.readouterr().out
+    assert {p.name for p in questions.iterdir()} == {"pool.sqlite", "tasks.jsonl", "report.json", "settings.json"}
+    record = json.loads((out / "sft_config.json").read_text())
+    assert record["synthesize_tasks"] == 12 and record["synthesis"] == SYNTHESIS
+    # the same tasks `evolver questions synthesize` writes for the same settings
+    cli = tmp_path / "cli"
+    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+                 "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--out", str(cli)]) == 0
+    ids = [json.loads(line)["task_id"] for line in (questions / "tasks.jsonl").read_text().splitlines()]
+    assert ids == [json.loads(line)["task_id"] for line in (cli / "tasks.jsonl").read_text().splitlines()]
+    # demonstrated: the synthesised tasks, then the split's
+    env = WebShopEnv(**SHOP)
+    tasks = demonstrated_tasks(config, env)
+    assert [t.task_id for t in tasks] == ids + [t.task_id for t in env.tasks("train")]
+    # Again with the same settings: the finished pool is reused, no new round runs.
+    rounds = json.loads((questions / "report.json").read_text())["rounds"]
+    synthesize_tasks(config)
+    assert json.loads((questions / "report.json").read_text())["rounds"] == rounds
+    assert "other settings" not in capsys.readouterr().out
+    # Other settings: synthesised again from scratch, not mixed into the old pool.
+    other = SFTConfig(output_dir=str(tmp_path / "sft"), synthesize_tasks=12, synthesis={**SYNTHESIS, "seed": 5},
+                      **TINY_SFT)
+    synthesize_tasks(other)
+    assert "holds a synthesis of other settings; synthesising again" in capsys.readouterr().out
+    again = [json.loads(line)["task_id"] for line in (questions / "tasks.jsonl").read_text().splitlines()]
+    assert len(again) == 12 and again != ids
+
+
+def test_bad_synthesis_settings_are_refused_by_name(tmp_path):
+    from evolver_train.sft import parse_sft_config
+
+    refused = {
+        "synthesize_tasks must be an int >= 0, got -1": dict(synthesize_tasks=-1),
+        "synthesis: unknown option 'batches' (did you mean 'batch'?)": dict(synthesize_tasks=4,
+                                                                             synthesis={"batches": 3}),
+        "synthesis: SynthesisConfig.batch must be a positive int, got 0": dict(synthesize_tasks=4,
+                                                                               synthesis={"batch": 0}),
+        "synthesis settings are given but synthesize_tasks is 0": dict(synthesis={"batch": 3}),
+        "tasks_file and synthesize_tasks both name the tasks": dict(synthesize_tasks=4,
+                                                                    tasks_file=str(tmp_path)),
+        "tasks_file or synthesize_tasks, but both are empty": dict(with_split=True),
+    }
+    for message, kwargs in refused.items():
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            SFTConfig(**kwargs)
+    config = parse_sft_config(["--synthesize_tasks", "5", "--synthesis", '{"seed_split": "none", "batch": 8}'])
+    assert config.synthesize_tasks == 5 and config.synthesis_config().batch == 8
+    with pytest.raises(ConfigError, match="--synthesis must be a JSON object, got '{batch'"):
+        parse_sft_config(["--synthesize_tasks", "5", "--synthesis", "{batch"])

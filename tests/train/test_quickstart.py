@@ -34,6 +34,11 @@ def test_quickstart_config_parses_into_the_overall_mode_with_a_warm_start(tmp_pa
     assert config.env_kwargs["num_products"] == 600 and config.observation_shaping[0] == "drop_repeated_instruction"
     # the honest setting: clean demonstrations, and no dev product in any train goal (issue 14)
     assert config.sft["imperfect_share"] == 0.0 and config.env_kwargs["split_scheme"] == "product"
+    # the strongest warm start measured (benchmarks/results/honest_split.md): self-questioning's tasks from
+    # goal-free exploration plus the human goals, every task once, products by position
+    assert config.sft["synthesize_tasks"] == 2000 and config.sft["with_split"] is True
+    assert config.sft["synthesis"]["seed_split"] == "none" and config.sft["num_demonstrations"] == 2000 + 2075
+    assert config.sft["max_steps"] == 1340 and config.observation_shaping[-1] == "numbered_results"
     assert config.evolver_eval_episodes == len(gym.make(config.env_id, **config.env_kwargs).unwrapped.tasks("dev"))
 
 
@@ -81,7 +86,8 @@ def test_drop_repeated_instruction_only_cuts_the_exact_header():
 def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     out = tmp_path / "run"
     sft = {"num_demonstrations": 16, "max_steps": 2, "max_minutes": 0, "hidden_size": 32, "num_hidden_layers": 1,
-           "num_attention_heads": 2, "log_every": 1}
+           "num_attention_heads": 2, "log_every": 1, "synthesize_tasks": 12, "with_split": True,
+           "synthesis": {"seed_split": "none", "batch": 16, "embedding_threshold": None, "leakage_cosine": None}}
     # The time budget stops it after step 1, and says so.
     with pytest.warns(RuntimeWarning, match="max_train_minutes=0.0001 stopped training at step 1 of 3"):
         rc = main(["--config", QUICKSTART, "--output_dir", str(out), "--sft", json.dumps(sft),
@@ -92,6 +98,9 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "sft: 2 steps" in printed and "success rate: before RL" in printed and "num_products=600" in printed
     assert (out / "sft" / "tokenizer.json").exists() and (out / "sft" / "model.safetensors").exists()
+    # self-questioning ran before the warm start, from goal-free starts
+    assert "self-questioning synthesised 12 tasks" in printed
+    assert len((out / "sft" / "questions" / "tasks.jsonl").read_text().splitlines()) == 12
     assert (out / "model.safetensors").exists() and (out / "tokenizer.json").exists()
     events = list((out / "runs").rglob("events.out.tfevents.*"))
     assert events and max(e.stat().st_size for e in events) > 0

@@ -241,10 +241,12 @@ def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):
 
     from evolver_train.sft import parse_sft_config
 
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"task_id": "s/0", "env_id": "evolver/WebShop-v0", "instruction": "x"}) + "\n")
     recipe = Path(__file__).resolve().parents[2] / "configs" / "sft_questioning.yaml"
-    config = parse_sft_config(["--config", str(recipe), "--tasks_file", str(tasks)])
+    config = parse_sft_config(["--config", str(recipe)])
+    synthesis = config.synthesis_config()  # evolver questions synthesize --seed-split none --batch 64 ...
+    assert config.synthesize_tasks == 2000 and config.num_demonstrations == 2000 + 2075
+    assert (synthesis.seed_split, synthesis.batch, synthesis.max_rounds, synthesis.seed) == ("none", 64, 400, 0)
+    assert synthesis.embedding_threshold is None and synthesis.leakage_cosine is None
     assert config.with_split is True and config.split == "train" and config.max_steps == 1340
     assert config.observation_shaping == ["drop_repeated_instruction", "top_results=5", "numbered_results"]
     assert config.env_kwargs == {"num_products": 600, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}

@@ -258,7 +258,7 @@ def synthesize_tasks(config: SFTConfig) -> Path:
     """
     from wrappers.questioning.cli import format_report
     from wrappers.questioning.pool import TaskPool
-    from wrappers.questioning.synthesis import build_synthesizer
+    from wrappers.questioning.synthesis import build_synthesizer, synthesize_into
 
     synthesis = config.synthesis_config()
     folder = Path(config.output_dir) / "questions"
@@ -277,15 +277,13 @@ def synthesize_tasks(config: SFTConfig) -> Path:
     record.write_text(json.dumps(settings, indent=2))
     env = gym.make(config.env_id, **config.env_kwargs).unwrapped
     embed = bool(synthesis.embedding_threshold or synthesis.leakage_cosine)
-    start = time.monotonic()
-    with TaskPool(folder / "pool.sqlite") as pool:
-        synthesizer = build_synthesizer(env, pool, synthesis, embedder="packaged" if embed else None)
-        report = synthesizer.run(config.synthesize_tasks)
-        n = pool.export_jsonl(folder / "tasks.jsonl", origin="synthetic")
-    env.close()
-    report = {**report, "target": config.synthesize_tasks, "synthetic_tasks": n,
-              "this_run_s": round(time.monotonic() - start, 3)}
-    (folder / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True))
+    try:
+        with TaskPool(folder / "pool.sqlite") as pool:
+            synthesizer = build_synthesizer(env, pool, synthesis, embedder="packaged" if embed else None)
+            report = synthesize_into(synthesizer, folder, config.synthesize_tasks)
+    finally:
+        env.close()
+    n = report["synthetic_tasks"]
     print(f"sft: self-questioning synthesised {n} tasks in {report['rounds']} rounds "
           f"({report['this_run_s']:.0f} s) into {folder}\n{format_report(report)}", flush=True)
     if n < config.synthesize_tasks:

@@ -16,7 +16,6 @@ import argparse
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +111,7 @@ def _synthesize(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients: Any, out: Path,
          rounds_done: list[int]) -> int:
     from .pool import TaskPool
-    from .synthesis import SynthesisConfig, build_synthesizer
+    from .synthesis import SynthesisConfig, build_synthesizer, synthesize_into
 
     out.mkdir(parents=True, exist_ok=True)
     pool = TaskPool(out / "pool.sqlite")
@@ -131,7 +130,6 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
         hindsight=not args.no_hindsight, embedder="packaged" if embed else None,
         max_seed_tasks=args.max_seed_tasks, explorer=args.explorer,
     )
-    t0 = time.perf_counter()
 
     def progress(rep: dict[str, Any]) -> None:
         rounds_done.append(rep["rounds"])
@@ -139,16 +137,11 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
             have = len(pool.ids(origin="synthetic", status=None))
             print(f"round {rep['rounds']}: {have}/{args.n} synthetic tasks", flush=True)
 
-    report = synth.run(args.n, on_round=progress)
-    n = pool.export_jsonl(out / "tasks.jsonl", origin="synthetic")
-    report = {**report, "env": args.env, "env_kwargs": env_kwargs, "target": args.n, "synthetic_tasks": n,
-              "explorer": type(synth.explorer.policy).__name__,
-              "pool": pool.stats(), "this_run_s": round(time.perf_counter() - t0, 3)}
-    if clients is not None:
-        report["llm_usage"] = clients.stats()
-    tmp = out / "report.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2, sort_keys=True))
-    tmp.replace(out / "report.json")
+    extra: dict[str, Any] = {"env": args.env, "env_kwargs": env_kwargs,
+                             "explorer": type(synth.explorer.policy).__name__}
+    report = synthesize_into(synth, out, args.n, on_round=progress,
+                             after=(lambda: {"llm_usage": clients.stats()}) if clients is not None else None, **extra)
+    n = report["synthetic_tasks"]
     print(format_report(report))
     print(f"wrote {n} synthetic tasks to {out / 'tasks.jsonl'}; report in {out / 'report.json'}")
     return 0 if n >= args.n else 1

@@ -4,6 +4,8 @@
 * ``Synthesizer`` - runs rounds until a target is reached; every round commits its admitted tasks,
   its report counts and its round number in one pool transaction, so a killed run resumes at the
   first unfinished round (rounds are seeded by their index, so the rerun sees the same explorations).
+* ``synthesize_into`` - run a synthesizer to a target and write its folder's ``tasks.jsonl`` and
+  ``report.json`` (``evolver questions synthesize`` and ``SFTConfig.synthesize_tasks``).
 * ``build_synthesizer`` - wires the default pipeline for an environment: random, code or LLM explorer,
   hindsight and/or LLM proposers, lexical dedup, leakage guard, embedding dedup, feasibility,
   optional difficulty estimate.
@@ -13,9 +15,11 @@ The trainer calls :meth:`Synthesizer.cycle` every K steps to add tasks to the li
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +35,7 @@ from .pool import TaskPool
 from .proposers import Candidate, HindsightProposer, LLMProposer
 from .text import Embedder, packaged_embedder
 
-__all__ = ["NO_SEED_SPLIT", "STAGES", "SynthesisConfig", "Synthesizer", "build_synthesizer"]
+__all__ = ["NO_SEED_SPLIT", "STAGES", "SynthesisConfig", "Synthesizer", "build_synthesizer", "synthesize_into"]
 
 NO_SEED_SPLIT = "none"  # seed_split value: explore from goal-free start states, no human task
 STAGES = ("explore", "propose", "complete_targets", "lexical_dedup", "leakage_guard", "embedding_dedup",
@@ -314,3 +318,25 @@ def build_synthesizer(
         filters.append(DifficultyEstimate(env, policy_factory, k=difficulty_k, judge=judge, pass_range=pass_range,
                                           max_steps=config.max_steps, seed=config.seed))
     return Synthesizer(pool, explorer, seeds, proposers, filters, config)
+
+
+def synthesize_into(synthesizer: Synthesizer, folder: str | Path, target: int, *,
+                    on_round: Callable[[dict[str, Any]], None] | None = None,
+                    after: Callable[[], dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    """Run ``synthesizer`` until its pool holds ``target`` synthetic tasks, then write ``folder/tasks.jsonl``
+    (the synthetic tasks with provenance) and ``folder/report.json`` (atomically); returns the report.
+
+    The report is the synthesizer's per-stage report plus ``target``, ``synthetic_tasks`` (how many were
+    written), ``pool`` (its statistics), ``this_run_s``, the ``extra`` keys and those ``after()`` returns
+    once the run is over (e.g. LLM usage).
+    """
+    folder = Path(folder)
+    start = time.perf_counter()
+    report = synthesizer.run(target, on_round=on_round)
+    n = synthesizer.pool.export_jsonl(folder / "tasks.jsonl", origin="synthetic")
+    report = {**report, **extra, "target": target, "synthetic_tasks": n, "pool": synthesizer.pool.stats(),
+              "this_run_s": round(time.perf_counter() - start, 3), **(after() if after else {})}
+    tmp = folder / "report.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2, sort_keys=True))
+    tmp.replace(folder / "report.json")
+    return report

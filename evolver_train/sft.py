@@ -55,7 +55,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from evolver_gym.core import Step, Task, Trajectory, make_rng
+from evolver_gym.core import Step, Task, Trajectory, make_rng, read_tasks
 
 from .errors import (
     ConfigError,
@@ -224,28 +224,20 @@ class SFTConfig:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"synthesis: {' '.join(str(exc).split())}") from None
 
+    @property
+    def synthesized_tasks_file(self) -> Path:
+        """Where ``synthesize_tasks`` writes its tasks: ``<output_dir>/questions/tasks.jsonl``."""
+        return Path(self.output_dir) / "questions" / "tasks.jsonl"
+
 
 # -- demonstrations ----------------------------------------------------------------------------
 
 def read_tasks_file(path: str | Path, env_id: str) -> list[Task]:
     """The tasks of a JSONL file (one ``Task.to_dict()`` per line), all of them for ``env_id``."""
-    tasks: list[Task] = []
-    with open(Path(path).expanduser(), encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                task = Task.from_json(line)
-            except (ValueError, TypeError) as exc:
-                raise ConfigError(f"tasks_file {str(path)!r} line {number} is not a task: "
-                                  f"{' '.join(str(exc).split())[:200]}") from None
-            if task.env_id != env_id:
-                raise ConfigError(f"tasks_file {str(path)!r} line {number} is a task of {task.env_id!r}, "
-                                  f"not of env_id {env_id!r}")
-            tasks.append(task)
-    if not tasks:
-        raise ConfigError(f"tasks_file {str(path)!r} holds no task")
-    return tasks
+    try:
+        return read_tasks(path, env_id, name="tasks_file")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def synthesize_tasks(config: SFTConfig) -> Path:
@@ -261,7 +253,7 @@ def synthesize_tasks(config: SFTConfig) -> Path:
     from wrappers.questioning.synthesis import build_synthesizer, synthesize_into
 
     synthesis = config.synthesis_config()
-    folder = Path(config.output_dir) / "questions"
+    folder = config.synthesized_tasks_file.parent
     settings = json.loads(json.dumps({"env_id": config.env_id, "env_kwargs": config.env_kwargs,
                                       "synthesize_tasks": config.synthesize_tasks, "synthesis": asdict(synthesis)}))
     record = folder / "settings.json"
@@ -292,7 +284,7 @@ def synthesize_tasks(config: SFTConfig) -> Path:
     if not n:
         raise ValueError(f"self-questioning synthesised no task in {synthesis.max_rounds} rounds: see "
                          f"{folder / 'report.json'}")
-    return folder / "tasks.jsonl"
+    return config.synthesized_tasks_file
 
 
 def demonstrated_tasks(config: SFTConfig, env: gym.Env) -> list[Task]:

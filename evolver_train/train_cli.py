@@ -47,6 +47,9 @@ from .errors import (
     unknown_key,
 )
 
+# questioning_import's name for the tasks the warm start synthesised
+WARM_START_TASKS = "warm_start"
+
 __all__ = ["main", "load_model", "parse_config", "run_warm_start", "RunConfig", "ModelOptions",
            "migrate_wrapper_kwargs"]
 
@@ -224,6 +227,7 @@ def _check_run(run: RunConfig) -> None:
         _check_no_task_split(run)
     if train.sft:
         warm_start_config(run)
+    _check_questioning_import(run)
     if model.use_peft:
         from trl import get_peft_config
 
@@ -231,6 +235,20 @@ def _check_run(run: RunConfig) -> None:
             get_peft_config(model)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"LoRA settings: {' '.join(str(exc).split())}") from None
+
+
+def _check_questioning_import(run: RunConfig) -> None:
+    """``questioning_import``: a tasks file that exists, or ``warm_start`` with a warm start that synthesises."""
+    questioning = run.mechanisms.get("questioning")
+    source = getattr(questioning, "questioning_import", None)
+    if source is None:
+        return
+    if source == WARM_START_TASKS:
+        if not (run.train.sft or {}).get("synthesize_tasks"):
+            raise ConfigError(f"questioning_import {WARM_START_TASKS!r} needs a warm start that synthesises tasks "
+                              f"(sft.synthesize_tasks), got sft={run.train.sft or None!r}")
+        return
+    check_local_path(source, "questioning_import")
 
 
 def _check_no_task_split(run: RunConfig) -> None:
@@ -359,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== warm start: supervised fine-tuning on oracle demonstrations ({_describe_env(config)}) ==",
               flush=True)
         run.model.model_name_or_path = run_warm_start(run)
+    questioning = run.mechanisms.get("questioning")
+    if questioning is not None and questioning.questioning_import == WARM_START_TASKS:
+        questioning.questioning_import = str(warm_start_config(run).synthesized_tasks_file)
     built = build_training_environment(config, run.mechanisms)
     probe = built.base_env_factory() if run.model.model_name_or_path == "tiny" else None
     model, tokenizer = load_model(run, probe, built.train_tasks)

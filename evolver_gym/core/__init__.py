@@ -3,7 +3,7 @@
 from .seeding import derive_seed, make_random, make_rng, seed_everything
 from .spaces import UnicodeText
 from .task import Task
-from .trajectory import Step, TokenRecord, Trajectory, read_jsonl, record_episode, write_jsonl
+from .trajectory import Step, TokenRecord, Trajectory, read_jsonl, read_tasks, record_episode, write_jsonl
 
 __all__ = [
     "Step",
@@ -15,6 +15,7 @@ __all__ = [
     "make_random",
     "make_rng",
     "read_jsonl",
+    "read_tasks",
     "record_episode",
     "seed_everything",
     "write_jsonl",

@@ -16,7 +16,7 @@ from typing import Any
 
 from .task import Task
 
-__all__ = ["Step", "TokenRecord", "Trajectory", "record_episode", "read_jsonl", "write_jsonl"]
+__all__ = ["Step", "TokenRecord", "Trajectory", "record_episode", "read_jsonl", "read_tasks", "write_jsonl"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -153,6 +153,31 @@ def read_jsonl(path: str | Path, kind: type = Trajectory) -> Iterator[Any]:
         for line in fh:
             if line.strip():
                 yield kind.from_json(line)
+
+
+def read_tasks(path: str | Path, env_id: str, name: str = "tasks file") -> list[Task]:
+    """The tasks of a JSONL file (one ``Task.to_dict()`` per line), all of them for ``env_id``.
+
+    Raises ``ValueError`` naming the file (as ``name``) and the line when a line is not a task, a task
+    belongs to another environment, or the file holds none.
+    """
+    tasks: list[Task] = []
+    with open(Path(path).expanduser(), encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                task = Task.from_json(line)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{name} {str(path)!r} line {number} is not a task: "
+                                 f"{' '.join(str(exc).split())[:200]}") from None
+            if task.env_id != env_id:
+                raise ValueError(f"{name} {str(path)!r} line {number} is a task of {task.env_id!r}, "
+                                 f"not of env_id {env_id!r}")
+            tasks.append(task)
+    if not tasks:
+        raise ValueError(f"{name} {str(path)!r} holds no task")
+    return tasks
 
 
 def record_episode(env: Any, policy: Callable[[str, dict[str, Any]], str], *,

@@ -191,6 +191,44 @@ def test_synthetic_share_is_the_share_of_rows_on_synthesised_tasks(tmp_path):
     assert [h["tasks/synthetic_rate"] for h in _logs(trainer)] == pytest.approx(expected)
 
 
+def test_imported_tasks_join_the_pool_as_synthetic_and_are_drawn(tmp_path):
+    """questioning_import: a synthesis's tasks.jsonl (the warm start's) enters the pool beside the split's."""
+    from evolver_gym.core import write_jsonl
+
+    env_id = "test/GuessHindsight-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=HindsightGuessEnv)
+    path = tmp_path / "tasks.jsonl"
+    write_jsonl(path, [Task(task_id=f"guess/synthetic/{i}", env_id=env_id, instruction=f"find the number {i}",
+                            goal={"target": i}, reference=[f"guess[{i}]"], origin="synthetic") for i in range(5)])
+    run = _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(path), "--env_id", env_id)
+    built = build_training_environment(run.train, run.mechanisms)
+    (hooks,) = built.hooks
+    pool = hooks.stateful["task_pool"].pool
+    assert len(pool.ids(origin="synthetic")) == 5 and len(pool.ids(origin="seed")) == len(built.train_tasks) > 0
+    drawn = hooks.task_sampler(200, 0)
+    assert {t["origin"] for t in drawn} == {"seed", "synthetic"}
+    # A resumed run imports again into the same pool: nothing is added twice.
+    again = build_training_environment(run.train, run.mechanisms)
+    assert len(again.hooks[0].stateful["task_pool"].pool) == len(pool)
+
+
+def test_questioning_import_refuses_what_it_cannot_read(tmp_path):
+    from evolver_train.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="questioning_import.*missing.jsonl"):
+        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(tmp_path / "missing.jsonl"))
+    with pytest.raises(ConfigError, match="questioning_import 'warm_start' needs a warm start that synthesises"):
+        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", "warm_start")
+    with pytest.raises(ConfigError, match="questioning_import must be a path or None"):
+        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", " ")
+    other = tmp_path / "other.jsonl"
+    other.write_text(Task(task_id="x/1", env_id="other/Env-v0", instruction="x").to_json() + "\n")
+    run = _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(other))
+    with pytest.raises(ValueError, match="questioning_import .*other.jsonl' line 1 is a task of 'other/Env-v0'"):
+        build_training_environment(run.train, run.mechanisms)
+
+
 def _attribution_layer(env):
     from wrappers.attribution import Attribution
 

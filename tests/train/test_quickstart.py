@@ -91,7 +91,7 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     # The time budget stops it after step 1, and says so.
     with pytest.warns(RuntimeWarning, match="max_train_minutes=0.0001 stopped training at step 1 of 3"):
         rc = main(["--config", QUICKSTART, "--output_dir", str(out), "--sft", json.dumps(sft),
-                   "--max_steps", "3", "--max_train_minutes", "0.0001",
+                   "--max_steps", "3", "--max_train_minutes", "0.0001", "--questioning_import", "warm_start",
                    "--per_device_train_batch_size", "4", "--num_generations", "2", "--evolver_eval_episodes", "3",
                    "--max_turns", "3", "--max_episode_tokens", "200", "--max_turn_tokens", "12"])
     assert rc == 0
@@ -101,6 +101,10 @@ def test_quickstart_miniature_runs_end_to_end(tmp_path, capsys):
     # self-questioning ran before the warm start, from goal-free starts
     assert "self-questioning synthesised 12 tasks" in printed
     assert len((out / "sft" / "questions" / "tasks.jsonl").read_text().splitlines()) == 12
+    from wrappers.questioning import TaskPool
+
+    with TaskPool(out / "task_pool.sqlite") as pool:  # questioning_import: warm_start put them in the GRPO pool
+        assert len(pool.ids(origin="synthetic")) >= 12 and len(pool.ids(origin="seed")) == 2075
     assert (out / "model.safetensors").exists() and (out / "tokenizer.json").exists()
     events = list((out / "runs").rglob("events.out.tfevents.*"))
     assert events and max(e.stat().st_size for e in events) > 0

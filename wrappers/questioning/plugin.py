@@ -3,7 +3,8 @@
 * ``QuestioningConfig`` - every setting of the mechanism (the one home of each; flat ``questioning_*``
   options of ``evolver train``).
 * ``QuestioningPayload`` - the typed ``info["questioning"]`` record.
-* ``attach`` - a task pool seeded with the training tasks, the ``SelfQuestioning`` layer and the
+* ``attach`` - a task pool seeded with the training tasks (and ``questioning_import``'s), the
+  ``SelfQuestioning`` layer and the
   trainer hooks: the task sampler for dataset slots, a synthesis cycle every
   ``questioning_interval`` steps, and the task pool's checkpoint state.
 * ``MECHANISM`` - the registry entry (name ``questioning``).
@@ -23,7 +24,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from evolver_gym.core import make_rng
+from evolver_gym.core import make_rng, read_tasks
 
 from ..plugin import Attachment, Mechanism, RunContext, TrainingHooks, json_mapping
 
@@ -52,6 +53,10 @@ class QuestioningConfig:
     questioning_initial_tasks: int = field(default=0, metadata={
         "help": "Synthesise until the pool holds this many synthetic tasks before the first step (resumable); "
                 "with task_split none, the pool needs tasks before training starts."})
+    questioning_import: str | None = field(default=None, metadata={
+        "help": "JSONL of tasks (the tasks.jsonl of `evolver questions synthesize`) added to the pool before the first "
+                "step; with `evolver train`, 'warm_start' = the tasks its warm start synthesised "
+                "(sft.synthesize_tasks, <output_dir>/sft/questions/tasks.jsonl). None = none."})
     questioning_synthesis: dict | str | None = field(default=None, metadata={
         "help": "SynthesisConfig fields (YAML mapping or JSON), e.g. {\"batch\": 16, \"max_rounds\": 2}; seed, "
                 "seed_split and add_seed_tasks come from the run."})
@@ -75,6 +80,9 @@ class QuestioningConfig:
             raise ValueError(f"questioning_initial_tasks must be an int >= 0, got {self.questioning_initial_tasks!r}")
         if not isinstance(self.questioning_new_tasks, int) or self.questioning_new_tasks < 1:
             raise ValueError(f"questioning_new_tasks must be an int >= 1, got {self.questioning_new_tasks!r}")
+        if self.questioning_import is not None and (not isinstance(self.questioning_import, str)
+                                                    or not self.questioning_import.strip()):
+            raise ValueError(f"questioning_import must be a path or None, got {self.questioning_import!r}")
         if not self.questioning_info_key:
             raise ValueError(f"questioning_info_key must be a non-empty string, got {self.questioning_info_key!r}")
 
@@ -142,6 +150,10 @@ def attach(config: QuestioningConfig, run: RunContext) -> Attachment:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     pool = TaskPool(path)
     pool.add_many(run.train_tasks)
+    if config.questioning_import:
+        # Tasks keep the origin they were written with ("synthetic" for a synthesis's export); ids already
+        # in the pool (a resumed run) are left as they are.
+        pool.add_many(read_tasks(config.questioning_import, run.env_id, name="questioning_import"))
     curriculum_cfg = CurriculumConfig(**config.questioning_curriculum)
     curriculum = Curriculum(pool, curriculum_cfg)
     rng = make_rng(run.seed, "task-sampler")

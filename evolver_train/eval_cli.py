@@ -35,7 +35,10 @@ _ROLLOUT_FLAGS = (
 def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
     """env_id, env_kwargs and rollout settings a checkpoint was trained with, where it records them."""
     if (folder / "sft_config.json").exists():
-        return json.loads((folder / "sft_config.json").read_text())
+        record = json.loads((folder / "sft_config.json").read_text())
+        # An SFT run records the action budget its demonstrations need (``rollout``); the evaluation's
+        # default of 32 tokens would cut a long search action of a WebShop demonstration.
+        return {**record, **(record.get("rollout") or {})}
     if (folder / "training_args.bin").exists():
         import torch
 

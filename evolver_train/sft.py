@@ -399,6 +399,9 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
 
 # -- training ----------------------------------------------------------------------------------
 
+# Tokens an evaluation allows an action beyond the longest demonstrated one (recorded with the checkpoint).
+ACTION_TOKEN_MARGIN = 8
+
 def _batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator):
     """Batches of similar length (little padding), in random order, reshuffled every epoch."""
     n = len(lengths)
@@ -515,7 +518,12 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     (out / "sft_config.json").unlink(missing_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    record = {**asdict(config), "steps": step, "final_loss": loss_ema}
+    # The action budget an evaluation of this checkpoint needs (``evolver eval`` reads it): the longest
+    # demonstrated action with room to spare, so no action the policy learnt is cut short.
+    longest = max(len(tokenizer(s.action, add_special_tokens=False)["input_ids"]) + 1
+                  for d in demonstrations for s in d.steps)
+    record = {**asdict(config), "steps": step, "final_loss": loss_ema,
+              "rollout": {"max_turn_tokens": longest + ACTION_TOKEN_MARGIN, "longest_action_tokens": longest}}
     (out / "sft_config.json").write_text(json.dumps(record, indent=2))
     print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")
     return out

@@ -157,3 +157,30 @@ def test_warm_start_with_whole_word_min_count_saves_a_tokenizer_that_spells_rare
         "search[zyxwvbookcase]"
     with pytest.raises(ConfigError, match="whole_word_min_count must be an int >= 0, got -2"):
         SFTConfig(whole_word_min_count=-2)
+
+
+def test_the_checkpoint_records_the_action_budget_that_evolver_eval_then_uses(tmp_path, demonstrations):
+    """A WebShop search action is longer than the evaluation's default of 32 tokens: the SFT record says how
+    long the demonstrated actions were, and ``evolver eval`` caps actions there, not at 32."""
+    import json
+
+    from evolver_train.cli import main as evolver_main
+    from evolver_train.policy import load_policy
+    from evolver_train.sft import ACTION_TOKEN_MARGIN
+
+    config = SFTConfig(output_dir=str(tmp_path / "sft"), env_kwargs=ENV_KWARGS, max_steps=1, max_minutes=0,
+                       hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                       observation_shaping=["drop_repeated_instruction"])
+    folder = train_sft(config, demonstrations=list(demonstrations))
+    _, tokenizer = load_policy(folder)
+    longest = max(len(tokenizer(s.action, add_special_tokens=False)["input_ids"]) + 1
+                  for d in demonstrations for s in d.steps)
+    assert longest > 32  # the default would cut the longest demonstrated search
+    rollout = json.loads((folder / "sft_config.json").read_text())["rollout"]
+    assert rollout == {"longest_action_tokens": longest, "max_turn_tokens": longest + ACTION_TOKEN_MARGIN}
+    out = tmp_path / "report.json"
+    assert evolver_main(["eval", "--checkpoint", str(folder), "--k", "1", "--num-tasks", "2", "--max-turns", "2",
+                         "--out", str(out), "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    assert report["rollout"]["max_turn_tokens"] == longest + ACTION_TOKEN_MARGIN
+    assert report["observation_shaping"] == ["drop_repeated_instruction"] and report["env_kwargs"] == ENV_KWARGS

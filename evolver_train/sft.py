@@ -129,7 +129,9 @@ class SFTConfig:
     learning_rate: float = field(default=3e-3, metadata={"help": "AdamW learning rate (cosine decay to 10%)."})
     batch_size: int = field(default=16, metadata={"help": "Demonstrations per optimiser step."})
     max_steps: int = field(default=2000, metadata={"help": "Upper bound on optimiser steps."})
-    max_minutes: float = field(default=5.0, metadata={"help": "Stop after this much training time (0 = no limit)."})
+    max_minutes: float = field(default=0.0, metadata={
+        "help": "Stop after this much training time (0 = no limit, the default: a step budget gives the same "
+                "checkpoint on any machine). A run the limit cuts short says so and records it."})
     experience_share: float = field(default=0.0, metadata={
         "help": "Share of demonstrations whose first observation starts with an experience block (offline "
                 "summary of another demonstration), as ExperienceContext injects it at RL time."})
@@ -506,7 +508,13 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
             print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, "
                   f"{tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
                   flush=True)
-        if step >= config.max_steps or (config.max_minutes and elapsed >= 60 * config.max_minutes):
+        if step >= config.max_steps:
+            break
+        if config.max_minutes and elapsed >= 60 * config.max_minutes:
+            # A machine-dependent stop: loud, and in the record, so the checkpoint is never mistaken for the
+            # step budget's (``finished_sft_mismatch`` refuses to reuse it).
+            print(f"sft: warning: max_minutes={config.max_minutes:g} stopped training at step {step} of "
+                  f"max_steps={config.max_steps}; set max_minutes 0 to train every step", file=sys.stderr)
             break
 
     if config.lora_r:
@@ -523,6 +531,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     longest = max(len(tokenizer(s.action, add_special_tokens=False)["input_ids"]) + 1
                   for d in demonstrations for s in d.steps)
     record = {**asdict(config), "steps": step, "final_loss": loss_ema,
+              "stopped_by": "max_steps" if step >= config.max_steps else "max_minutes",
               "rollout": {"max_turn_tokens": longest + ACTION_TOKEN_MARGIN, "longest_action_tokens": longest}}
     (out / "sft_config.json").write_text(json.dumps(record, indent=2))
     print(f"sft: {step} steps, loss {loss_ema:.4f}, checkpoint written to {out}")

@@ -184,3 +184,26 @@ def test_the_checkpoint_records_the_action_budget_that_evolver_eval_then_uses(tm
     report = json.loads(out.read_text())
     assert report["rollout"]["max_turn_tokens"] == longest + ACTION_TOKEN_MARGIN
     assert report["observation_shaping"] == ["drop_repeated_instruction"] and report["env_kwargs"] == ENV_KWARGS
+
+
+def test_a_time_budget_that_cuts_training_says_so_and_is_recorded(tmp_path, demonstrations, capsys):
+    import json
+
+    from evolver_train.sft import finished_sft_mismatch
+
+    assert SFTConfig().max_minutes == 0  # by default the step budget alone ends training: any machine, same weights
+    config = SFTConfig(output_dir=str(tmp_path / "sft"), env_kwargs=ENV_KWARGS, max_steps=50, max_minutes=1e-9,
+                       hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                       observation_shaping=["drop_repeated_instruction"])
+    folder = train_sft(config, demonstrations=list(demonstrations))
+    assert "warning: max_minutes=1e-09 stopped training at step 1 of max_steps=50" in capsys.readouterr().err
+    record = json.loads((folder / "sft_config.json").read_text())
+    assert record["steps"] == 1 and record["stopped_by"] == "max_minutes"
+    assert finished_sft_mismatch(folder, config) == f"{folder} stopped at step 1 of 50"  # never reused as finished
+
+    full = SFTConfig(**{**config.__dict__, "max_steps": 2, "max_minutes": 0, "output_dir": str(tmp_path / "full")})
+    folder = train_sft(full, demonstrations=list(demonstrations))
+    assert "warning" not in capsys.readouterr().err
+    record = json.loads((folder / "sft_config.json").read_text())
+    assert record["steps"] == 2 and record["stopped_by"] == "max_steps"
+    assert finished_sft_mismatch(folder, full) is None

@@ -236,7 +236,7 @@ def test_complete_targets_admits_only_tasks_that_pin_every_option_of_their_produ
 
 
 def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):
-    """configs/sft_questioning.yaml holds the settings of honest_split.py's human + synthesised runs."""
+    """configs/sft_questioning.yaml holds the settings of the mixture runs measured in honest_split.md (mix2150)."""
     from pathlib import Path
 
     from evolver_train.sft import parse_sft_config
@@ -247,7 +247,8 @@ def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):
     assert config.synthesize_tasks == 2000 and config.num_demonstrations == 2000 + 2075
     assert (synthesis.seed_split, synthesis.batch, synthesis.max_rounds, synthesis.seed) == ("none", 64, 400, 0)
     assert synthesis.embedding_threshold is None and synthesis.leakage_cosine is None
-    assert config.with_split is True and config.split == "train" and config.max_steps == 1340
+    assert config.with_split is True and config.split == "train" and config.max_steps == 2150
+    assert config.experience_share == 0.0 and config.max_minutes == 0  # no experience block; a step budget
     assert config.observation_shaping == ["drop_repeated_instruction", "top_results=5", "numbered_results"]
     assert config.env_kwargs == {"num_products": 600, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
     assert (config.hidden_size, config.learning_rate, config.batch_size, config.imperfect_share) == (128, 3e-3, 16, 0.0)

@@ -38,7 +38,9 @@ def test_quickstart_config_parses_into_the_overall_mode_with_a_warm_start(tmp_pa
     # goal-free exploration plus the human goals, every task once, products by position
     assert config.sft["synthesize_tasks"] == 2000 and config.sft["with_split"] is True
     assert config.sft["synthesis"]["seed_split"] == "none" and config.sft["num_demonstrations"] == 2000 + 2075
-    assert config.sft["max_steps"] == 1340 and config.observation_shaping[-1] == "numbered_results"
+    assert config.sft["max_steps"] == 1840 and config.observation_shaping[-1] == "numbered_results"
+    # no experience block in the demonstrations (it cost 7.2 points), and most of the compute in SFT
+    assert config.sft["experience_share"] == 0.0 and config.max_steps == 20
     assert config.evolver_eval_episodes == len(gym.make(config.env_id, **config.env_kwargs).unwrapped.tasks("dev"))
 
 

@@ -207,3 +207,35 @@ def test_a_time_budget_that_cuts_training_says_so_and_is_recorded(tmp_path, demo
     record = json.loads((folder / "sft_config.json").read_text())
     assert record["steps"] == 2 and record["stopped_by"] == "max_steps"
     assert finished_sft_mismatch(folder, full) is None
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_the_action_token_loss_and_its_gradients_equal_the_models_own(lora):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from evolver_train.sft import action_token_loss
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True))
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    input_ids = torch.randint(3, 50, (3, 12))
+    labels = torch.full_like(input_ids, -100)
+    labels[0, 4:7], labels[1, 9:12], labels[2, 2:3] = input_ids[0, 4:7], input_ids[1, 9:12], input_ids[2, 2:3]
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def value_and_grads(loss):
+        return loss.item(), [g.clone() for g in torch.autograd.grad(loss, params)]
+
+    expected, expected_grads = value_and_grads(model(input_ids=input_ids, labels=labels).loss)
+    got, got_grads = value_and_grads(action_token_loss(model, input_ids, labels))
+    assert got == pytest.approx(expected, rel=1e-6)
+    assert all(torch.allclose(g, e, atol=1e-6) for g, e in zip(got_grads, expected_grads, strict=True))
+    # an unlabelled row contributes nothing, as in the model's loss
+    labels[2] = -100
+    assert action_token_loss(model, input_ids, labels).item() == pytest.approx(
+        model(input_ids=input_ids, labels=labels).loss.item(), rel=1e-6)

@@ -480,8 +480,15 @@ class WebShopEnv(gym.Env[str, str]):
             "split_scheme": self.split_scheme,
         }
 
-    def hindsight_task(self, trajectory: Trajectory) -> Task | None:
-        """A verifiable task whose goal is what ``trajectory`` bought (None if it bought nothing)."""
+    def hindsight_task(self, trajectory: Trajectory, *, fill_open_choices: bool = False) -> Task | None:
+        """A verifiable task whose goal is what ``trajectory`` bought (None if it bought nothing).
+
+        A purchase that left some of its product's options unchosen gives a task that any value of them
+        satisfies (``metadata["open_choices"]``), unlike a dataset goal, which pins every option. With
+        ``fill_open_choices`` each open option gets a value drawn (seeded by the trajectory's task and
+        purchase) from those the product offers, so the task pins every option like a dataset goal; the
+        reference, the oracle's, then chooses them all (``metadata["filled_choices"]`` names them).
+        """
         purchased = None
         for step in reversed(trajectory.steps):
             purchased = (step.info.get("evaluation") or {}).get("purchased")
@@ -494,6 +501,12 @@ class WebShopEnv(gym.Env[str, str]):
         rng = make_random(
             self.catalog_seed, "hindsight", trajectory.task.task_id, asin, sorted(chosen.items())
         )
+        offered = product.get("options") or {}
+        filled = sorted(name for name in offered if name not in chosen and offered[name]) if fill_open_choices else []
+        if filled:
+            fill_rng = make_random(self.catalog_seed, "hindsight-fill", trajectory.task.task_id, asin,
+                                   sorted(chosen.items()))
+            chosen.update({name: fill_rng.choice(offered[name]) for name in filled})
         pool = [a for a in product["Attributes"] if a != "DUMMY_ATTR"]
         attrs = rng.sample(pool, min(len(pool), rng.randint(1, 2))) if pool else []
         if not attrs:
@@ -525,7 +538,7 @@ class WebShopEnv(gym.Env[str, str]):
             # options the product offers but the purchase left unchosen: any value then satisfies the task,
             # which the synthesis filter ``complete_targets`` refuses (dataset goals pin every option)
             metadata={"source": "hindsight", "purchased": purchased,
-                      "open_choices": sorted(set(product.get("options") or {}) - set(chosen))},
+                      "open_choices": sorted(set(offered) - set(chosen)), "filled_choices": filled},
         )
 
     # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------

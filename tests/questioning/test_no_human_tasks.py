@@ -16,6 +16,7 @@ from evolver_train.errors import ConfigError
 from evolver_train.sft import SFTConfig, demonstrated_tasks, read_tasks_file, train_sft
 from wrappers.questioning import SynthesisConfig, TaskPool, build_synthesizer, replay
 from wrappers.questioning.cli import main
+from wrappers.questioning.proposers import HindsightProposer
 
 SHOP = {"num_products": 200, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
 
@@ -233,6 +234,62 @@ def test_complete_targets_admits_only_tasks_that_pin_every_option_of_their_produ
         assert len(t.goal["goal_options"]) == len(env.catalog.by_asin[t.goal["asin"]]["options"])
     reasons = report["complete_targets"]["reasons"]
     assert report["complete_targets"]["rejected"] > 0 and all(r.startswith("leaves a choice open: ") for r in reasons)
+
+
+def test_fill_open_choices_pins_every_option_with_a_value_the_product_offers(env, tmp_path):
+    start = env.exploration_tasks(1)[0]
+    product = next(t.goal for t in env.tasks("train") if len(env.catalog.by_asin[t.goal["asin"]]["options"]) >= 2)
+    offered = env.catalog.by_asin[product["asin"]]["options"]
+    first_value = offered[sorted(offered)[0]][-1]  # the last value of the first option
+
+    def bought(*choices: str):
+        actions = iter([f"search[{product['query']}]", f"click[{product['asin'].lower()}]",
+                        *(f"click[{c}]" for c in choices), "click[buy now]"])
+        return record_episode(env, lambda obs, info: next(actions), options={"task": start}, task=start)
+
+    none_chosen, one_chosen = bought(), bought(first_value)
+    assert env.hindsight_task(none_chosen).metadata["open_choices"] == sorted(offered)  # the default is unchanged
+    filled = env.hindsight_task(none_chosen, fill_open_choices=True)
+    assert filled.metadata["open_choices"] == [] and filled.metadata["filled_choices"] == sorted(offered)
+    assert len(filled.goal["goal_options"]) == len(offered)
+    assert all(v in values for v, values in zip(filled.goal["goal_options"], (offered[k] for k in sorted(offered))))
+    assert all(f"click[{v}]" in filled.reference for v in filled.goal["goal_options"])
+    assert replay(WebShopEnv(**SHOP), filled, filled.reference).success
+    assert env.hindsight_task(none_chosen, fill_open_choices=True) == filled  # seeded by the trajectory
+    # A chosen option is kept; only the open ones are filled.
+    partly = env.hindsight_task(one_chosen, fill_open_choices=True)
+    assert partly.metadata["filled_choices"] == sorted(offered)[1:] and first_value in partly.goal["goal_options"]
+    assert replay(WebShopEnv(**SHOP), partly, partly.reference).success
+
+    # In synthesis: every task pins every option, so complete_targets has nothing left to refuse.
+    pool = TaskPool(None)
+    config = SynthesisConfig(batch=32, seed=3, seed_split="none", embedding_threshold=None, leakage_cosine=None,
+                             complete_targets=True, fill_open_choices=True)
+    synth = build_synthesizer(env, pool, config, embedder=None)
+    synth.run(30)
+    tasks = pool.tasks(origin="synthetic")
+    assert len(tasks) == 30 and synth.report["stages"]["complete_targets"]["rejected"] == 0
+    assert any(t.metadata["filled_choices"] for t in tasks)
+    for t in tasks:
+        assert len(t.goal["goal_options"]) == len(env.catalog.by_asin[t.goal["asin"]]["options"])
+    # The CLI flag is the same setting.
+    out = tmp_path / "filled"
+    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+                 "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--fill-open-choices",
+                 "--out", str(out)]) == 0
+    written = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    assert len(written) == 12 and not any(t["metadata"]["open_choices"] for t in written)
+
+
+def test_fill_open_choices_needs_an_env_that_can_fill():
+    class Shop:
+        def hindsight_task(self, trajectory):
+            return None
+
+    with pytest.raises(ValueError, match="fill_open_choices=True needs an env whose hindsight_task takes "
+                                         "fill_open_choices; Shop's does not"):
+        HindsightProposer(Shop(), fill_open_choices=True)
+    assert HindsightProposer(Shop()).fill_open_choices is False
 
 
 def test_the_questioning_warm_start_recipe_is_the_measured_one(tmp_path):

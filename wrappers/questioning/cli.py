@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-hindsight", action="store_true", help="do not use the env's hindsight_task")
     s.add_argument("--complete-targets", action="store_true",
                    help="refuse tasks that leave a choice open (WebShop: options of the product left unchosen)")
+    s.add_argument("--fill-open-choices", action="store_true",
+                   help="hindsight tasks pin every choice the exploration left open, with a value drawn from "
+                        "those on offer (WebShop: the bought product's unchosen options)")
     s.add_argument("--quiet", action="store_true", help="no per-round progress lines")
     st = sub.add_parser("stats", help="print a pool's statistics")
     st.add_argument("pool", help="path of a pool.sqlite")
@@ -120,7 +123,8 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
     embed = not args.no_embeddings
     config = SynthesisConfig(batch=args.batch, max_rounds=args.max_rounds, max_steps=args.max_steps, seed=args.seed,
                              seed_split=args.seed_split, embedding_threshold=0.92 if embed else None,
-                             leakage_cosine=0.9 if embed else None, complete_targets=args.complete_targets)
+                             leakage_cosine=0.9 if embed else None, complete_targets=args.complete_targets,
+                             fill_open_choices=args.fill_open_choices)
     synth = build_synthesizer(
         env, pool, config,
         explorer_client=clients["explorer"] if args.llm_explorer else None,

@@ -16,6 +16,7 @@ Each ``propose`` returns ``(candidates, reason)``; ``reason`` says why nothing c
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 from collections.abc import Sequence
@@ -55,20 +56,28 @@ class HindsightProposer:
     Args:
         env: The environment (wrapped or not) whose unwrapped ``hindsight_task`` is called.
         rephraser: Optional ``ChatClient`` that rewrites the templated instruction in natural words.
+        fill_open_choices: Ask the environment to pin every choice the exploration left open (its
+            ``hindsight_task`` must take the keyword; WebShop's draws the product's unchosen options).
     """
 
     name = "hindsight"
 
-    def __init__(self, env: Any, rephraser: ChatClient | None = None):
-        if not callable(getattr(_unwrapped(env), "hindsight_task", None)):
+    def __init__(self, env: Any, rephraser: ChatClient | None = None, *, fill_open_choices: bool = False):
+        hindsight_task = getattr(_unwrapped(env), "hindsight_task", None)
+        if not callable(hindsight_task):
             raise TypeError(f"HindsightProposer needs an env with hindsight_task(trajectory), got {type(env)}")
         if rephraser is not None and not isinstance(rephraser, ChatClient):
             raise TypeError(f"HindsightProposer.rephraser must be a ChatClient or None, got {type(rephraser)}")
+        if fill_open_choices and "fill_open_choices" not in inspect.signature(hindsight_task).parameters:
+            raise ValueError(f"fill_open_choices=True needs an env whose hindsight_task takes fill_open_choices; "
+                             f"{type(_unwrapped(env)).__name__}'s does not")
         self.env = env
         self.rephraser = rephraser
+        self.fill_open_choices = fill_open_choices
 
     def propose(self, traj: Trajectory, existing: Sequence[str] = ()) -> tuple[list[Candidate], str | None]:
-        task = _unwrapped(self.env).hindsight_task(traj)
+        options = {"fill_open_choices": True} if self.fill_open_choices else {}
+        task = _unwrapped(self.env).hindsight_task(traj, **options)
         if task is None:
             return [], "trajectory achieved nothing checkable"
         task = Task.from_dict(task)

@@ -66,6 +66,10 @@ class SynthesisConfig:
     complete_targets: bool = field(default=False, metadata={
         "help": "refuse tasks that leave a choice open (WebShop: a hindsight purchase without every option of "
                 "its product chosen, which any option value satisfies; dataset goals pin every option)"})
+    fill_open_choices: bool = field(default=False, metadata={
+        "help": "hindsight tasks pin every choice the exploration left open, with a value drawn from those on "
+                "offer (WebShop: the bought product's unchosen options), instead of leaving it open; no more "
+                "rounds needed, unlike complete_targets, which refuses such tasks"})
 
     def __post_init__(self) -> None:
         for name in ("batch", "max_rounds", "max_steps"):
@@ -294,7 +298,7 @@ def build_synthesizer(
 
     proposers: list[Any] = []
     if hindsight is not False and callable(getattr(base, "hindsight_task", None)):
-        proposers.append(HindsightProposer(env, rephraser=rephrase_client))
+        proposers.append(HindsightProposer(env, rephraser=rephrase_client, fill_open_choices=config.fill_open_choices))
     if proposer_client is not None:
         proposers.append(LLMProposer(proposer_client, profile))
     if not proposers:

@@ -382,6 +382,12 @@ class WebShopEnv(gym.Env[str, str]):
             self._state, self._task.instruction, self.catalog.by_asin, self.observation_mode, self._session
         )
 
+    @property
+    def chosen_options(self) -> dict[str, str]:
+        """The option values chosen so far on the open item page (option name -> value); empty elsewhere."""
+        state = getattr(self, "_state", None)
+        return dict(state.options) if state is not None and state.page == "item" else {}
+
     def _progress(self) -> float:
         state, goal = self._state, self._task.goal
         if not goal:

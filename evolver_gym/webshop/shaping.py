@@ -5,8 +5,9 @@
 * ``TopResults`` - shows only the first ``k`` products of a WebShop results page.
 * ``NumberedResults`` - shows a results page's products by position (``1``, ``2``, ...) instead of by id,
   and accepts ``click[<position>]``.
+* ``MarkChosenOptions`` - marks the option values already chosen on an item page (``walnut (chosen)``).
 * ``observation_shaper`` - the shaper a config names (``drop_repeated_instruction``, ``top_results=K``,
-  ``numbered_results``);
+  ``numbered_results``, ``mark_chosen_options``);
   ``WebShopEnv.observation_shaper`` is this function, the environment's side of
   ``evolver_train.envs.shape_environment``.
 
@@ -23,7 +24,8 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "observation_shaper", "SHAPERS"]
+__all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "MarkChosenOptions", "observation_shaper",
+           "SHAPERS"]
 
 _PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
 _RESULTS_HEADER = re.compile(r"^Page \d+ \(Total results: \d+\)$")
@@ -208,7 +210,52 @@ class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return text
 
 
-SHAPERS = ("drop_repeated_instruction", "top_results=K", "numbered_results")
+class MarkChosenOptions(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Mark the option values already chosen on an item page: ``walnut`` reads ``walnut (chosen)``.
+
+    WebShop's text pages do not show which options are chosen (its ``text_rich`` mode does, at several
+    times the tokens), so after ``click[walnut]`` the item page reads exactly as before, and a policy
+    has to find in its own past actions which options it still needs. Clicks are unchanged: the value
+    is still clicked as ``click[walnut]``. Needs an environment with ``chosen_options`` (WebShop's: the
+    open item's chosen values).
+
+    Args:
+        env: A WebShop-like text environment.
+        mark: Appended to a chosen value, after a space.
+        separator: The page's field separator.
+
+    Example:
+        >>> import gymnasium as gym, evolver_gym
+        >>> env = MarkChosenOptions(gym.make("evolver/WebShop-v0", num_products=200))
+        >>> obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> reference = env.unwrapped.tasks("dev")[0].reference  # search, click the product, options, buy
+        >>> for action in reference[:-1]:
+        ...     obs, *_ = env.step(action)
+        >>> reference[-2], reference[-2][len("click["):-1] + " (chosen)" in obs
+        ('click[camel]', True)
+
+    ``info`` keys written: none.
+    """
+
+    def __init__(self, env: gym.Env, mark: str = "(chosen)", separator: str = "[SEP]"):
+        if not hasattr(env.unwrapped, "chosen_options"):
+            raise ValueError(f"MarkChosenOptions needs an env with chosen_options, got {type(env.unwrapped).__name__}")
+        if not isinstance(mark, str) or not mark.strip():
+            raise ValueError(f"mark must be a non-empty string, got {mark!r}")
+        gym.utils.RecordConstructorArgs.__init__(self, mark=mark, separator=separator)
+        gym.Wrapper.__init__(self, env)
+        self.mark, self.joiner = mark, f" {separator} "
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        chosen = {v.lower() for v in self.env.unwrapped.chosen_options.values()}
+        if chosen and isinstance(obs, str):
+            obs = self.joiner.join(f"{part} {self.mark}" if part.strip().lower() in chosen else part
+                                   for part in obs.split(self.joiner))
+        return obs, reward, terminated, truncated, info
+
+
+SHAPERS = ("drop_repeated_instruction", "top_results=K", "numbered_results", "mark_chosen_options")
 
 
 def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
@@ -230,6 +277,9 @@ def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
     elif key == "numbered_results" and not value:
         def shape(env: gym.Env) -> gym.Env:
             return NumberedResults(env)
+    elif key == "mark_chosen_options" and not value:
+        def shape(env: gym.Env) -> gym.Env:
+            return MarkChosenOptions(env)
     else:
         raise ValueError(f"unknown observation shaper {spec!r}; choose from {list(SHAPERS)}")
     return shape

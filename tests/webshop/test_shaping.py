@@ -1,4 +1,5 @@
-"""WebShop's numbered_results shaper: products by position, click[N], and the oracle replayed through it."""
+"""WebShop's shapers: numbered_results (products by position, click[N], the oracle replayed through it) and
+mark_chosen_options."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 import evolver_gym  # noqa: F401 - registers the environment ids
-from evolver_gym.webshop.shaping import NumberedResults
+from evolver_gym.webshop.shaping import MarkChosenOptions, NumberedResults
 from evolver_train.envs import express_action, shape_environment
 from evolver_train.policy import environment_texts
 from evolver_train.sft import collect_demonstrations
@@ -107,3 +108,40 @@ def test_shaper_order_and_arguments_are_checked():
         _shop(["numbered_results=2"])
     with pytest.raises(ValueError, match="separator must be a non-empty string, got ' '"):
         NumberedResults(gym.make("evolver/WebShop-v0", num_products=200), separator=" ")
+
+
+def test_mark_chosen_options_marks_what_is_chosen_and_nothing_else():
+    env, plain = _shop([*NUMBERED, "mark_chosen_options"]), _shop()
+    task = next(t for t in env.unwrapped.tasks("dev") if len(t.goal["goal_options"]) >= 2)
+    options = task.goal["goal_options"]  # a list in this shop's goals, a dict in the synthetic ones
+    first, second = (f"click[{v}]" for v in list(options.values() if isinstance(options, dict) else options)[:2])
+    for e in (env, plain):
+        e.reset(seed=0, options={"task": task})
+    item = None
+    for action in (express_action(plain, a) for a in task.reference[:-1]):
+        if action in (first, second):
+            break
+        item, *_ = env.step(action)
+        plain.step(action)
+    assert "(chosen)" not in item  # nothing chosen yet: the page is the plain one
+    obs, _, _, _, info = env.step(first)
+    plain_obs, *_ = plain.step(first)
+    value = first[len("click["):-1]
+    assert info["action_valid"]
+    assert obs == plain_obs.replace(f" [SEP] {value} [SEP] ", f" [SEP] {value} (chosen) [SEP] ")
+    obs, _, _, _, info = env.step(second)
+    assert info["action_valid"] and obs.count("(chosen)") == 2
+    # the marks follow the environment, which forgets the choices when the item page is left
+    obs, *_ = env.step("click[< prev]")
+    assert "(chosen)" not in obs
+    # model output never crashes it; the mark is not part of a value
+    env.reset(seed=0, options={"task": task})
+    env.step(task.reference[0])
+    env.step(express_action(env, task.reference[1]))  # the item page again
+    for action in (None, "", "click[]", f"click[{value} (chosen)]"):
+        obs, reward, terminated, _, info = env.step(action)
+        assert isinstance(obs, str) and reward == 0.0 and not terminated and info["action_valid"] is False
+    with pytest.raises(ValueError, match="mark must be a non-empty string, got ''"):
+        MarkChosenOptions(_shop([]), mark="")
+    with pytest.raises(ValueError, match="MarkChosenOptions needs an env with chosen_options, got CartPoleEnv"):
+        MarkChosenOptions(gym.make("CartPole-v1"))

@@ -385,8 +385,7 @@ class WebShopEnv(gym.Env[str, str]):
     @property
     def chosen_options(self) -> dict[str, str]:
         """The option values chosen so far on the open item page (option name -> value); empty elsewhere."""
-        state = getattr(self, "_state", None)
-        return dict(state.options) if state is not None and state.page == "item" else {}
+        return dict(self._state.options) if self._state.page == "item" else {}
 
     def _progress(self) -> float:
         state, goal = self._state, self._task.goal
@@ -508,7 +507,7 @@ class WebShopEnv(gym.Env[str, str]):
             self.catalog_seed, "hindsight", trajectory.task.task_id, asin, sorted(chosen.items())
         )
         offered = product.get("options") or {}
-        filled = sorted(name for name in offered if name not in chosen and offered[name]) if fill_open_choices else []
+        filled = sorted(n for n in offered if n not in chosen and offered[n]) if fill_open_choices else []
         if filled:
             fill_rng = make_random(self.catalog_seed, "hindsight-fill", trajectory.task.task_id, asin,
                                    sorted(chosen.items()))

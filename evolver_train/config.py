@@ -104,6 +104,10 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Most tokens sampled for one action; a turn that reaches it is closed with EOS (not trained)."})
     max_observation_tokens: int = field(default=512, metadata={
         "help": "Longest observation in tokens; longer ones keep their head and tail (middle cut)."})
+    valid_actions_only: bool = field(default=False, metadata={
+        "help": "Sample an action only among those the page offers (info['available_actions']: the clickables "
+                "of a page without a search bar; search text stays free), token by token, in training rollouts "
+                "and evaluations; needs the local sampler (not vLLM)."})
     mask_truncated_episodes: bool = field(default=False, metadata={
         "help": "Do not train on episodes cut by the turn cap or token budget (DAPO overlong filtering)."})
     outcome_key: str = field(default="score", metadata={
@@ -158,6 +162,9 @@ class EvolverGRPOConfig(GRPOConfig):
         for name in self.wrappers:
             if name not in mechanism_names():
                 raise ConfigError(f"wrappers has unknown mechanism {name!r}; registered: {list(mechanism_names())}")
+        if self.valid_actions_only and getattr(self, "use_vllm", False):
+            raise ConfigError("valid_actions_only needs the local sampler; it cannot restrict vLLM's sampling "
+                              "(use_vllm: true)")
         if self.outcome_key not in ("score", "success", "return"):
             raise ConfigError(f"outcome_key must be 'score', 'success' or 'return', got {self.outcome_key!r}")
         for name in ("max_turns", "max_episode_tokens", "max_turn_tokens", "max_observation_tokens"):

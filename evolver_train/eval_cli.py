@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ _ROLLOUT_FLAGS = (
     "max_observation_tokens",
     "system_prompt",
 )
+_ROLLOUT_SWITCHES = ("valid_actions_only",)
 
 
 def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
@@ -46,7 +48,7 @@ def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
             args = torch.load(folder / "training_args.bin", weights_only=False)
         except Exception:  # noqa: BLE001 - an unreadable record only loses the defaults
             return {}
-        keys = ("env_id", "env_kwargs", "observation_shaping", *_ROLLOUT_FLAGS)
+        keys = ("env_id", "env_kwargs", "observation_shaping", *_ROLLOUT_FLAGS, *_ROLLOUT_SWITCHES)
         return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
     return {}
 
@@ -95,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
             help="Rollout setting (default: "
             "the recipe's, the checkpoint's, else " + repr(getattr(RolloutSettings(), name)) + ").",
         )
+    p.add_argument("--valid-actions-only", dest="valid_actions_only", action="store_const", const=True,
+                   help="Sample actions only among those the page offers (default: the recipe's, the "
+                        "checkpoint's, else off).")
     p.add_argument("--seed", type=int, default=0, help="Seed of resets and sampling.")
     p.add_argument("--batch-size", type=int, default=64, help="Episodes played at once.")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu).")
@@ -170,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with open(args.config, encoding="utf-8") as fh:
             settings.update({key: v for key, v in (yaml.safe_load(fh) or {}).items() if v is not None})
-    settings.update({name: getattr(args, name) for name in _ROLLOUT_FLAGS if getattr(args, name) is not None})
+    settings.update({name: getattr(args, name) for name in (*_ROLLOUT_FLAGS, *_ROLLOUT_SWITCHES)
+                     if getattr(args, name) is not None})
     env_id = args.env_id or settings.get("env_id")
     if not env_id:
         raise SystemExit("evolver eval: --env is required (the checkpoint does not record its environment)")
@@ -219,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy.tokenizer,
             env_id,
             generate=policy.generate,
-            rollout=RolloutSettings.from_config(settings, policy.rollout),
+            rollout=replace(RolloutSettings.from_config(settings, policy.rollout), valid_actions_only=False),
             **common,
         )
     else:

@@ -40,7 +40,7 @@ def world_lengths(n: int, group: Any = None) -> list[int]:
 
 
 def generate_turn(generate: Callable, contexts: list[list[int]], caps: list[int],
-                  rows: Sequence[int]) -> Result | None:
+                  rows: Sequence[int], allowed: Sequence[Any] | None = None) -> Result | None:
     """One turn of generation for the active episodes; ``None`` when the rollout should stop.
 
     Local backends: ``None`` when there is nothing to generate. Collective backends: ``None`` only
@@ -48,7 +48,13 @@ def generate_turn(generate: Callable, contexts: list[list[int]], caps: list[int]
     every rank calls ``generate`` with as many prompts as the rank with the most, the extra ones
     being ``generate.dummy_prompt`` with a cap of one token, and keeps the first ``len(contexts)``
     results (its own, in order).
+
+    ``allowed`` (one entry per context: token sequences it may produce, or ``None``) restricts sampling;
+    only a backend with ``accepts_allowed`` (:class:`~evolver_train.rollout.IncrementalSampler`) can.
     """
+    if allowed is not None and not getattr(generate, "accepts_allowed", False):
+        raise ValueError(f"valid_actions_only needs a generation backend that can restrict sampling "
+                         f"(the local sampler); {type(generate).__name__} cannot")
     if getattr(generate, "collective", False):
         width = max(world_lengths(len(contexts), getattr(generate, "process_group", None)))
         if width == 0:
@@ -59,9 +65,10 @@ def generate_turn(generate: Callable, contexts: list[list[int]], caps: list[int]
         return list(ids)[: len(contexts)], list(logprobs)[: len(contexts)]
     if not contexts:
         return None
+    restriction = {} if allowed is None else {"allowed": list(allowed)}
     if getattr(generate, "accepts_rows", False):  # an IncrementalSampler reuses each row's cache
-        return generate(contexts, caps, list(rows))
-    return generate(contexts, caps)
+        return generate(contexts, caps, list(rows), **restriction)
+    return generate(contexts, caps, **restriction)
 
 
 @contextmanager

@@ -32,7 +32,7 @@ from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 from .generation import generate_turn
 
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
-           "play_episodes", "GenerateFn"]
+           "play_episodes", "clickable_actions", "allowed_next_tokens", "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -113,6 +113,10 @@ class ChatCodec:
         """The ids to append after the model's EOS: the observation as a user turn + assistant header."""
         text = self._before + self.clip_observation(observation) + self._after
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def action_ids(self, action: str) -> list[int]:
+        """The ids of ``action`` as a turn (the action's tokens, then EOS), as demonstrations encode it."""
+        return list(self.tokenizer(action, add_special_tokens=False)["input_ids"]) + [self.eos_token_id]
 
     def decode_action(self, ids: Sequence[int]) -> str:
         """The action text of a turn's sampled ids (EOS and special tokens dropped)."""
@@ -221,11 +225,21 @@ class IncrementalSampler:
         self.cache = out.cache if self.cache_kw == "cache" else out.past_key_values
         return out.logits[:, -1, :]
 
+    accepts_allowed = True
+
     @torch.inference_mode()
     def __call__(self, contexts: list[list[int]], max_new_tokens: Sequence[int],
-                 rows: Sequence[int] | None = None) -> tuple[list[list[int]], list[list[float]]]:
+                 rows: Sequence[int] | None = None,
+                 allowed: Sequence[Sequence[Sequence[int]] | None] | None = None,
+                 ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample each context's continuation; ``allowed[j]``, when given and not ``None``, lists the
+        token sequences (each ending with an EOS) that row ``j`` may produce, and sampling is restricted
+        to them token by token (:func:`allowed_next_tokens`). Log-probs stay unrestricted, as for
+        ``top_k``/``top_p``."""
         if len(contexts) != len(max_new_tokens):
             raise ValueError(f"{len(contexts)} contexts but {len(max_new_tokens)} token caps")
+        if allowed is not None and len(allowed) != len(contexts):
+            raise ValueError(f"{len(contexts)} contexts but {len(allowed)} allowed-sequence lists")
         if not contexts:
             return [], []
         rows = list(range(len(contexts))) if rows is None else [int(r) for r in rows]
@@ -253,9 +267,16 @@ class IncrementalSampler:
         eos = torch.tensor(self.eos_list, device=device)
         out_ids: list[list[int]] = [[] for _ in range(n)]
         out_lp: list[list[float]] = [[] for _ in range(n)]
+        restricted = {} if allowed is None else {s: a for s, a in zip(slots, allowed) if a is not None}
         logits = self._forward(ids.to(device), mask.to(device), positions.to(device))
         for t in range(int(caps.max().item())):
-            token, token_lp = _pick(logits, self.temperature, self.top_k, self.top_p, self.generator)
+            if restricted:  # sample among the allowed tokens, report the model's own log-prob of each
+                token, _ = _pick(_restrict(logits, restricted, out_ids), self.temperature, self.top_k, self.top_p,
+                                 self.generator)
+                token_lp = torch.log_softmax(logits.float() / max(self.temperature, 1e-6), -1).gather(
+                    1, token.unsqueeze(1)).squeeze(1)
+            else:
+                token, token_lp = _pick(logits, self.temperature, self.top_k, self.top_p, self.generator)
             token = torch.where(done, torch.full_like(token, self.pad), token)
             live = (~done).tolist()
             tok_list, lp_list = token.tolist(), token_lp.tolist()
@@ -273,6 +294,27 @@ class IncrementalSampler:
             for s in torch.nonzero(feed).flatten().tolist():
                 self.fed[s] += 1
         return [out_ids[s] for s in slots], [out_lp[s] for s in slots]
+
+
+def allowed_next_tokens(sequences: Sequence[Sequence[int]], prefix: Sequence[int]) -> set[int]:
+    """The tokens that continue ``prefix`` along one of ``sequences`` (empty once none does)."""
+    n = len(prefix)
+    return {int(seq[n]) for seq in sequences if len(seq) > n and list(seq[:n]) == list(prefix)}
+
+
+def _restrict(logits: torch.Tensor, restricted: dict[int, Sequence[Sequence[int]]],
+              out_ids: list[list[int]]) -> torch.Tensor:
+    """``logits`` with every token a restricted row may not sample next set to the lowest value.
+
+    A row whose prefix left every sequence (it cannot: only allowed tokens are sampled) keeps its logits.
+    """
+    mask = torch.zeros_like(logits, dtype=torch.bool)
+    for s, sequences in restricted.items():
+        tokens = allowed_next_tokens(sequences, out_ids[s])
+        if tokens:
+            mask[s] = True
+            mask[s, list(tokens)] = False
+    return logits.masked_fill(mask, torch.finfo(logits.dtype).min)
 
 
 def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequence[int], *, eos_token_ids: Sequence[int],
@@ -411,8 +453,24 @@ def _step_all(envs: Any, calls: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
     return [envs[i].step(action) for i, action in calls]
 
 
+def clickable_actions(info: dict[str, Any]) -> list[str] | None:
+    """The actions a page allows, from ``info["available_actions"]`` (WebShop's form, as verl-agent reads it).
+
+    ``click[<c>]`` for each clickable of a page without a search bar; ``None`` (any action) on a page
+    with one, where the search text is free, or when the environment does not say.
+    """
+    available = info.get("available_actions") if isinstance(info, dict) else None
+    if not isinstance(available, dict) or available.get("has_search_bar", True):
+        return None
+    clickables = available.get("clickables")
+    if not isinstance(clickables, (list, tuple)) or not clickables:
+        return None
+    return [f"click[{c}]" for c in clickables]
+
+
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
                   max_turns: int, max_episode_tokens: int, max_turn_tokens: int,
+                  allowed_actions: Callable[[dict[str, Any]], Sequence[str] | None] | None = None,
                   prompt_edits: Sequence[PromptEdit] = (),
                   step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None,
                   finish_cut: Callable[[Trajectory], dict[str, Any]] | None = None,
@@ -424,6 +482,9 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         generate: ``generate(contexts, caps) -> (ids, logprobs)`` for a batch of token contexts, called
             through :func:`evolver_train.generation.generate_turn` (collective backends: every turn, on
             every rank, in lockstep).
+        allowed_actions: ``info -> actions`` the next turn may produce (``None``: any), read from the
+            info the last observation came with; sampling is restricted to them token by token
+            (``clickable_actions``: a page's clickables). Needs a sampler with ``accepts_allowed``.
         prompt_edits: Mechanisms' injections undone (navigation: the experience span); steps and
             anchors record the plain observation, and an edit with ``train`` makes it the training
             prompt (the sampling context keeps the observation as it was).
@@ -439,6 +500,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     contexts: list[list[int]] = []
     observations: list[str] = []
     rewards: list[list[float]] = []
+    infos: list[dict[str, Any]] = []  # the info each row's last observation came with
     resets = [(i, {"seed": int(row.seed), "options": row.reset_options()}) for i, row in enumerate(rows)]
     for row, (obs, info) in zip(rows, _reset_all(envs, resets)):
         obs = str(obs)
@@ -462,6 +524,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         contexts.append(list(sampling_prompt))
         observations.append(plain_obs)
         rewards.append([])
+        infos.append(info)
 
     active = list(range(len(rows)))
     for turn in range(max_turns):
@@ -475,7 +538,13 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             runnable.append(i)
             caps.append(min(max_turn_tokens, room))
         active = runnable
-        result = generate_turn(generate, [contexts[i] for i in active], caps, active)
+        allowed = None
+        if allowed_actions is not None:
+            allowed = []
+            for i in active:
+                actions = allowed_actions(infos[i])
+                allowed.append(None if actions is None else [codec.action_ids(a) for a in actions])
+        result = generate_turn(generate, [contexts[i] for i in active], caps, active, allowed)
         if result is None:  # nothing left to generate (on any rank, for a collective backend)
             break
         sampled, logprobs = result
@@ -500,6 +569,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             if not info.get("action_valid", True):
                 ep.invalid_actions += 1
             ep.final_info, ep.final_observation = info, obs
+            infos[i] = info
             if terminated or truncated:
                 ep.terminated, ep.truncated = bool(terminated), bool(truncated)
                 continue

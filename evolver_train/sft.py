@@ -334,8 +334,8 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
                 continue
             traj.steps.append(Step(observation=obs, action=action, reward=float(reward), info={}))
             obs, info = nobs, ninfo
-            if i == 0 and imperfect:  # re-plan after the first action, seeing its outcome
-                plan[1:] = flaw(plan, info, rng)[1:]
+            if i == 0 and imperfect:  # re-plan after the first action, seeing its outcome (in the page's terms)
+                plan[1:] = flaw([express_action(env, a) for a in plan], info, rng)[1:]
             if terminated or truncated:
                 break
         traj.success, traj.score = bool(info.get("success", False)), float(info.get("score", 0.0))
@@ -387,9 +387,8 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
         return [], []
     ids = list(codec.prompt_ids(trajectory.steps[0].observation))
     labels = [-100] * len(ids)
-    tokenizer = codec.tokenizer
     for i, step in enumerate(trajectory.steps):
-        action = tokenizer(step.action, add_special_tokens=False)["input_ids"] + [codec.eos_token_id]
+        action = codec.action_ids(step.action)
         ids += action
         labels += action
         if i + 1 < len(trajectory.steps):

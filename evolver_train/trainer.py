@@ -60,7 +60,7 @@ from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes
 from .config import EvolverGRPOConfig
 from .env_workers import EnvWorkerConfig, make_env_pool
 from .generation import VLLMGenerate, rollout_scope
-from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, play_episodes
+from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, clickable_actions, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
            "SlowRunWarningCallback",
@@ -202,7 +202,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
         sampler: IncrementalSampler | None = None
 
-        def generate(contexts: list[list[int]], caps: list[int], rows: list[int] | None = None):
+        def generate(contexts: list[list[int]], caps: list[int], rows: list[int] | None = None, allowed=None):
             nonlocal sampler
             with unwrap_model_for_generation(self.model_wrapped, self.accelerator,
                                              gather_deepspeed3_params=self.args.ds3_gather_for_generation) as m:
@@ -214,11 +214,12 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 was_training = m.training
                 m.eval()
                 try:
-                    return sampler(contexts, caps, rows)
+                    return sampler(contexts, caps, rows, allowed)
                 finally:
                     if was_training:
                         m.train()
         generate.accepts_rows = True  # type: ignore[attr-defined]  # one KV cache per rollout, kept across turns
+        generate.accepts_allowed = True  # type: ignore[attr-defined]
         return generate
 
     def _row_specs(self, prompts: list[Any], mode: str) -> list[RowSpec]:
@@ -264,6 +265,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         return play_episodes(
             self.env_pool.take(len(rows)), rows, generate, self.codec, max_turns=args.max_turns,
             max_episode_tokens=args.max_episode_tokens, max_turn_tokens=args.max_turn_tokens,
+            allowed_actions=clickable_actions if args.valid_actions_only else None,
             prompt_edits=self.prompt_edits,
             step_rewards=self.labeller.step_rewards if self.labeller is not None else None,
             finish_cut=self._finish_cut_episode if any(h.finish_cut_episode for h in self.hooks) else None,

@@ -93,7 +93,7 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> sum(1 for part in obs.split(" [SEP] ") if _PRODUCT_ID.match(part))
         3
 
-    ``info`` keys written: none.
+    ``info`` keys rewritten: ``available_actions["clickables"]``, cut to the products shown (a copy).
     """
 
     def __init__(self, env: gym.Env, k: int = 5, separator: str = "[SEP]"):
@@ -110,11 +110,21 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
             ids = [i for i, part in enumerate(parts) if _PRODUCT_ID.match(part.strip())]
             if len(ids) > self.k:
                 kept = parts[: ids[self.k]]
+                hidden = {parts[i].strip().lower() for i in ids[self.k:]}
                 if parts[-1].startswith(_FEEDBACK):  # the environment's invalid-action feedback: keep it
-                    hidden = {parts[i].strip().lower() for i in ids[self.k:]}
                     kept.append(_without_clickables(parts[-1], hidden))
                 obs = self.joiner.join(kept)
+                info = _map_clickables(info, lambda c: None if str(c).lower() in hidden else c)
         return obs, reward, terminated, truncated, info
+
+
+def _map_clickables(info: dict[str, Any], rename: Callable[[str], str | None]) -> dict[str, Any]:
+    """``info`` with ``available_actions["clickables"]`` renamed by ``rename`` (``None`` drops one); copies."""
+    available = info.get("available_actions")
+    if not isinstance(available, dict) or not isinstance(available.get("clickables"), list):
+        return info
+    clickables = [new for new in map(rename, available["clickables"]) if new is not None]
+    return {**info, "available_actions": {**available, "clickables": clickables}}
 
 
 def _without_clickables(feedback: str, hidden: set[str]) -> str:
@@ -156,7 +166,7 @@ class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> info["action_valid"]
         True
 
-    ``info`` keys written: none.
+    ``info`` keys rewritten: ``available_actions["clickables"]`` names a results page's products by position.
     """
 
     def __init__(self, env: gym.Env, separator: str = "[SEP]"):
@@ -177,7 +187,11 @@ class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if match is not None and match.group(1) in self._positions:
             action = f"click[{self._positions[match.group(1)]}]"
         obs, reward, terminated, truncated, info = self.env.step(action)
-        return self._number(obs), reward, terminated, truncated, info
+        obs = self._number(obs)
+        if self._positions:  # the page's products are clicked by position here
+            by_id = {product.lower(): position for position, product in self._positions.items()}
+            info = _map_clickables(info, lambda c: by_id.get(str(c).lower(), c))
+        return obs, reward, terminated, truncated, info
 
     def express_action(self, action: str) -> str:
         """``action`` as this interface shows it: ``click[<id>]`` of a product on the page becomes ``click[<N>]``."""

@@ -42,6 +42,7 @@ def _train_error(tmp_path, capsys, *args, config=BASIC):
     (["--wrappers", "questioning", "navigaton"], "unknown mechanism 'navigaton'"),
     (["--sft", '{"max_step": 3}'], "sft: unknown option 'max_step' (did you mean 'max_steps'"),
     (["--sft", '{"max_steps": -1}'], "sft: max_steps must be >= 1, got -1"),
+    (["--valid_actions_only", "true", "--use_vllm", "true"], "valid_actions_only needs the local sampler"),
 ])
 def test_bad_command_line_setting_is_one_line_naming_it_and_writes_nothing(tmp_path, capsys, args, needle):
     assert needle in _train_error(tmp_path, capsys, *args)

@@ -456,3 +456,18 @@ def test_eval_and_train_refuse_a_folder_that_holds_no_checkpoint(tmp_path, capsy
     assert err == f"evolver train: model_name_or_path: {str(killed)!r} holds no checkpoint " \
                   "(no config.json or adapter_config.json)"
     assert not out.exists()
+
+
+def test_eval_cli_valid_actions_only_is_recorded_and_off_by_default(tiny_checkpoint, tmp_path):
+    argv = ["eval", "--checkpoint", str(tiny_checkpoint), "--env", WEBSHOP, "--split", "dev", "--k", "1",
+            "--num-tasks", "2", "--env-kwargs", json.dumps(WEBSHOP_KW), "--max-turns", "2", "--max-turn-tokens", "8",
+            "--quiet"]
+    assert evolver_main([*argv, "--out", str(tmp_path / "free.json")]) == 0
+    assert evolver_main([*argv, "--valid-actions-only", "--out", str(tmp_path / "valid.json")]) == 0
+    assert json.loads((tmp_path / "free.json").read_text())["rollout"]["valid_actions_only"] is False
+    assert json.loads((tmp_path / "valid.json").read_text())["rollout"]["valid_actions_only"] is True
+    # the oracle plays its own plan: the switch does not apply to it
+    assert evolver_main(["eval", "--checkpoint", "oracle", "--env", WEBSHOP, "--split", "dev", "--num-tasks", "2",
+                         "--env-kwargs", json.dumps(WEBSHOP_KW), "--valid-actions-only", "--quiet",
+                         "--out", str(tmp_path / "oracle.json")]) == 0
+    assert json.loads((tmp_path / "oracle.json").read_text())["success_rate"] == 1.0

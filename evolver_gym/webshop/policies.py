@@ -96,7 +96,8 @@ def rule_baseline(observation: str, info: dict[str, Any]) -> str:
         return "click[buy now]"
     if info.get("available_actions", {}).get("has_search_bar"):
         return f"search[{search_arg(info['instruction'])}]"
-    products = [c for c in clickables if re.fullmatch(r"[a-z0-9]{10}", c)]
+    # a results page names its products by id, or by position behind ``NumberedResults``
+    products = [c for c in clickables if re.fullmatch(r"[a-z0-9]{10}", c) or c.isdigit()]
     if products:
         return f"click[{products[0]}]"
     return "click[back to search]" if "back to search" in clickables else "click[buy now]"

@@ -146,3 +146,20 @@ def test_mark_chosen_options_marks_what_is_chosen_and_nothing_else():
         MarkChosenOptions(_shop([]), mark="")
     with pytest.raises(ValueError, match="MarkChosenOptions needs an env with chosen_options, got CartPoleEnv"):
         MarkChosenOptions(gym.make("CartPole-v1"))
+
+
+def test_rule_baseline_buys_the_same_product_through_numbered_results():
+    from evolver_gym.webshop import rule_baseline
+
+    task = _shop().unwrapped.tasks("dev")[0]
+    bought = []
+    for shaping in (["top_results=5"], NUMBERED):
+        env = _shop(shaping)
+        obs, info = env.reset(seed=0, options={"task": task})
+        for _ in range(4):
+            obs, _, terminated, _, info = env.step(rule_baseline(obs, info))
+            if terminated:
+                break
+        assert terminated
+        bought.append(info["evaluation"]["purchased"]["asin"])
+    assert bought[0] == bought[1]

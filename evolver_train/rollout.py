@@ -169,6 +169,7 @@ class IncrementalSampler:
     """
 
     accepts_rows = True
+    accepts_allowed = True  # restricts rows to given token sequences (valid_actions_only)
 
     def __init__(self, model: Any, *, eos_token_ids: Sequence[int], pad_token_id: int, temperature: float = 1.0,
                  top_k: int = 0, top_p: float = 1.0, generator: torch.Generator | None = None):
@@ -224,8 +225,6 @@ class IncrementalSampler:
                          logits_to_keep=1, **{self.cache_kw: self.cache})
         self.cache = out.cache if self.cache_kw == "cache" else out.past_key_values
         return out.logits[:, -1, :]
-
-    accepts_allowed = True
 
     @torch.inference_mode()
     def __call__(self, contexts: list[list[int]], max_new_tokens: Sequence[int],

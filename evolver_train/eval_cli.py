@@ -97,9 +97,9 @@ def _parser() -> argparse.ArgumentParser:
             help="Rollout setting (default: "
             "the recipe's, the checkpoint's, else " + repr(getattr(RolloutSettings(), name)) + ").",
         )
-    p.add_argument("--valid-actions-only", dest="valid_actions_only", action="store_const", const=True,
-                   help="Sample actions only among those the page offers (default: the recipe's, the "
-                        "checkpoint's, else off).")
+    p.add_argument("--valid-actions-only", dest="valid_actions_only", action=argparse.BooleanOptionalAction,
+                   default=None, help="Sample actions only among those the page offers (default: the recipe's, "
+                                      "the checkpoint's, else off).")
     p.add_argument("--seed", type=int, default=0, help="Seed of resets and sampling.")
     p.add_argument("--batch-size", type=int, default=64, help="Episodes played at once.")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu).")

@@ -466,6 +466,11 @@ def test_eval_cli_valid_actions_only_is_recorded_and_off_by_default(tiny_checkpo
     assert evolver_main([*argv, "--valid-actions-only", "--out", str(tmp_path / "valid.json")]) == 0
     assert json.loads((tmp_path / "free.json").read_text())["rollout"]["valid_actions_only"] is False
     assert json.loads((tmp_path / "valid.json").read_text())["rollout"]["valid_actions_only"] is True
+    recipe = tmp_path / "recipe.yaml"  # a recipe that turns it on, turned off again on the command line
+    recipe.write_text("valid_actions_only: true\n")
+    assert evolver_main([*argv, "--config", str(recipe), "--no-valid-actions-only",
+                         "--out", str(tmp_path / "off.json")]) == 0
+    assert json.loads((tmp_path / "off.json").read_text())["rollout"]["valid_actions_only"] is False
     # the oracle plays its own plan: the switch does not apply to it
     assert evolver_main(["eval", "--checkpoint", "oracle", "--env", WEBSHOP, "--split", "dev", "--num-tasks", "2",
                          "--env-kwargs", json.dumps(WEBSHOP_KW), "--valid-actions-only", "--quiet",

@@ -499,7 +499,6 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     contexts: list[list[int]] = []
     observations: list[str] = []
     rewards: list[list[float]] = []
-    infos: list[dict[str, Any]] = []  # the info each row's last observation came with
     resets = [(i, {"seed": int(row.seed), "options": row.reset_options()}) for i, row in enumerate(rows)]
     for row, (obs, info) in zip(rows, _reset_all(envs, resets)):
         obs = str(obs)
@@ -523,7 +522,6 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         contexts.append(list(sampling_prompt))
         observations.append(plain_obs)
         rewards.append([])
-        infos.append(info)
 
     active = list(range(len(rows)))
     for turn in range(max_turns):
@@ -541,7 +539,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         if allowed_actions is not None:
             allowed = []
             for i in active:
-                actions = allowed_actions(infos[i])
+                actions = allowed_actions(episodes[i].final_info)  # the info of the last observation
                 allowed.append(None if actions is None else [codec.action_ids(a) for a in actions])
         result = generate_turn(generate, [contexts[i] for i in active], caps, active, allowed)
         if result is None:  # nothing left to generate (on any rank, for a collective backend)
@@ -568,7 +566,6 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             if not info.get("action_valid", True):
                 ep.invalid_actions += 1
             ep.final_info, ep.final_observation = info, obs
-            infos[i] = info
             if terminated or truncated:
                 ep.terminated, ep.truncated = bool(terminated), bool(truncated)
                 continue

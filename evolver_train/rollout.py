@@ -32,7 +32,7 @@ from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 from .generation import generate_turn
 
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
-           "play_episodes", "clickable_actions", "allowed_next_tokens", "GenerateFn"]
+           "play_episodes", "clickable_actions", "allowed_next_tokens", "restriction_record", "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -233,8 +233,10 @@ class IncrementalSampler:
                  ) -> tuple[list[list[int]], list[list[float]]]:
         """Sample each context's continuation; ``allowed[j]``, when given and not ``None``, lists the
         token sequences (each ending with an EOS) that row ``j`` may produce, and sampling is restricted
-        to them token by token (:func:`allowed_next_tokens`). Log-probs stay unrestricted, as for
-        ``top_k``/``top_p``."""
+        to them token by token (:func:`allowed_next_tokens`). A restricted token's log-prob is that of the
+        distribution it was drawn from: ``log_softmax(logits / temperature)`` renormalised over the
+        allowed tokens (what the trainer recomputes from ``Episode.restricted``); ``top_k``/``top_p``
+        filtering, by contrast, is not part of the reported log-prob."""
         if len(contexts) != len(max_new_tokens):
             raise ValueError(f"{len(contexts)} contexts but {len(max_new_tokens)} token caps")
         if allowed is not None and len(allowed) != len(contexts):
@@ -269,13 +271,9 @@ class IncrementalSampler:
         restricted = {} if allowed is None else {s: a for s, a in zip(slots, allowed) if a is not None}
         logits = self._forward(ids.to(device), mask.to(device), positions.to(device))
         for t in range(int(caps.max().item())):
-            if restricted:  # sample among the allowed tokens, report the model's own log-prob of each
-                token, _ = _pick(_restrict(logits, restricted, out_ids), self.temperature, self.top_k, self.top_p,
-                                 self.generator)
-                token_lp = torch.log_softmax(logits.float() / max(self.temperature, 1e-6), -1).gather(
-                    1, token.unsqueeze(1)).squeeze(1)
-            else:
-                token, token_lp = _pick(logits, self.temperature, self.top_k, self.top_p, self.generator)
+            if restricted:  # sample among the allowed tokens: the log-prob is the restricted distribution's
+                logits = _restrict(logits, restricted, out_ids)
+            token, token_lp = _pick(logits, self.temperature, self.top_k, self.top_p, self.generator)
             token = torch.where(done, torch.full_like(token, self.pad), token)
             live = (~done).tolist()
             tok_list, lp_list = token.tolist(), token_lp.tolist()
@@ -303,7 +301,7 @@ def allowed_next_tokens(sequences: Sequence[Sequence[int]], prefix: Sequence[int
 
 def _restrict(logits: torch.Tensor, restricted: dict[int, Sequence[Sequence[int]]],
               out_ids: list[list[int]]) -> torch.Tensor:
-    """``logits`` with every token a restricted row may not sample next set to the lowest value.
+    """``logits`` (as float) with every token a restricted row may not sample next set to ``-inf``.
 
     A row whose prefix left every sequence (it cannot: only allowed tokens are sampled) keeps its logits.
     """
@@ -313,7 +311,21 @@ def _restrict(logits: torch.Tensor, restricted: dict[int, Sequence[Sequence[int]
         if tokens:
             mask[s] = True
             mask[s, list(tokens)] = False
-    return logits.masked_fill(mask, torch.finfo(logits.dtype).min)
+    return logits.float().masked_fill(mask, float("-inf"))
+
+
+def restriction_record(sequences: Sequence[Sequence[int]], ids: Sequence[int], offset: int) -> dict[int, list[int]]:
+    """``{offset + t: allowed tokens}`` for each position ``t`` of ``ids`` sampled under ``sequences``.
+
+    The same sets :class:`IncrementalSampler` restricted to (its prefix is the turn's own ids so far);
+    positions where no sequence continues the prefix were sampled freely and are left out.
+    """
+    record = {}
+    for t in range(len(ids)):
+        tokens = allowed_next_tokens(sequences, ids[:t])
+        if tokens:
+            record[offset + t] = sorted(tokens)
+    return record
 
 
 def sample_tokens(model: Any, contexts: list[list[int]], max_new_tokens: Sequence[int], *, eos_token_ids: Sequence[int],
@@ -377,6 +389,8 @@ class Episode:
     is then the index of that mechanism's edit in ``prompt_edits``. ``ended_by`` says what ended it:
     ``"env"`` (the environment terminated or truncated it), ``"turn_cap"`` (``max_turns``) or
     ``"token_budget"`` (``max_episode_tokens``); the environment never saw the last two end.
+    ``restricted`` maps a completion position sampled under ``allowed_actions`` to the tokens it was
+    restricted to: the trainer renormalises the policy over them there, so the loss is the acting policy's.
     """
 
     spec: RowSpec
@@ -399,6 +413,7 @@ class Episode:
     trained_edit: int | None = None
     reset_info: dict[str, Any] = field(default_factory=dict)
     final_info: dict[str, Any] = field(default_factory=dict)
+    restricted: dict[int, list[int]] = field(default_factory=dict)
 
     def trajectory(self) -> Trajectory:
         """The episode as a ``Trajectory`` record (for experience summarisation and logs)."""
@@ -547,9 +562,11 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         sampled, logprobs = result
         still_active: list[int] = []
         actions: list[tuple[int, str]] = []
-        for i, ids, lps in zip(active, sampled, logprobs):
+        for j, (i, ids, lps) in enumerate(zip(active, sampled, logprobs)):
             ep = episodes[i]
             ids, lps = list(ids), list(lps)
+            if allowed is not None and allowed[j] is not None:
+                ep.restricted.update(restriction_record(allowed[j], ids, len(ep.tokens.completion_ids)))
             ep.tokens.extend(ids, model=True, step=turn, logprobs=lps)
             contexts[i].extend(ids)
             if not ids or ids[-1] not in codec.eos_token_ids:  # any EOS the sampler stops on ends the turn

@@ -23,7 +23,10 @@ Private methods still overridden, and why:
   hands each mechanism the clip statistics of its edited rows (``TrainingHooks.clip_metrics``).
 * ``_get_per_token_logps_and_entropies`` - the same log-probs on left-aligned rows, without a padding
   mask (SDPA's fast causal path, about 2x faster on CPU); checked equal to TRL's in the tests. Inside
-  ``_compute_loss`` it keeps the loss's log-probs for those ratio metrics.
+  ``_compute_loss`` it keeps the loss's log-probs for those ratio metrics. Rows sampled under
+  ``valid_actions_only`` are scored under the policy that acted: at each restricted position the softmax
+  is renormalised over the allowed tokens (``Episode.restricted``, carried per row as
+  ``restricted_tokens``), for the loss, the old and the reference log-probs alike.
 
 Old log-probs (the ratio's denominator) are TRL's: computed in ``_generate_and_score_completions`` from the
 ``prompt_ids`` our ``rollout_func`` returns, which are the training prompts (stripped for edited rows), so
@@ -182,6 +185,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
         # The mechanism whose edit trained each row (Episode.trained_edit indexes this list).
         self._edit_hooks = edit_hooks
         self._capture_logps, self._loss_logps = False, None
+        # Per row, {completion position: allowed tokens} of the batch being scored (valid_actions_only).
+        self._logp_restriction: list[dict[int, list[int]]] | None = None
         clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
         if any(e.train for e in self.prompt_edits) and self.loss_type not in clipped:
             raise ValueError(f"edited training prompts (experience_mode='strip') need a clipped loss, got "
@@ -289,6 +294,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
         with rollout_scope(self._generate_fn(self.temperature, seed)) as generate:
             episodes = self._play(rows, generate)
         self._episodes = episodes
+        # TRL scores the old and reference log-probs of these rows before returning to us: restricted too.
+        self._logp_restriction = [ep.restricted for ep in episodes]
         self.plugin_state["rollouts"] += 1
         logprobs = None
         if self.use_vllm:  # sampling log-probs only mean something for the rows trained in their own context
@@ -307,7 +314,10 @@ class EvolverGRPOTrainer(GRPOTrainer):
         return float(self.labeller.step_reward_weight(self.state.global_step if step is None else step))
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        out = super()._generate_and_score_completions(inputs)
+        try:
+            out = super()._generate_and_score_completions(inputs)
+        finally:
+            self._logp_restriction = None
         args: EvolverGRPOConfig = self.args
         mode = "train" if self.model.training else "eval"
         g = self.num_generations if mode == "train" else self.num_generations_eval
@@ -336,6 +346,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
                                          for ep in episodes], device=advantages.device)
         out["prompt_edit"] = torch.tensor([-1 if ep.trained_edit is None else ep.trained_edit for ep in episodes],
                                           dtype=torch.long, device=advantages.device)
+        out["restricted_tokens"] = [ep.restricted for ep in episodes]  # a list: TRL shuffles and splits it per row
         self.plugin_state["alpha"] = alpha
         self._log_episode_metrics(mode, merged, stats, alpha)
         for h in self.hooks:
@@ -377,8 +388,16 @@ class EvolverGRPOTrainer(GRPOTrainer):
         The log-probs are read back at each row's own offset: the values are the same, only cheaper.
         """
         text_only = all(v is None for k, v in kwargs.items() if k not in ("compute_entropy", "compute_aux_loss"))
+        restriction = self._logp_restriction if text_only and any(self._logp_restriction or ()) else None
+        if restriction is not None and len(restriction) != input_ids.size(0):
+            raise RuntimeError(f"{len(restriction)} restriction records for {input_ids.size(0)} rows")
         lead = (attention_mask.cumsum(1) == 0).sum(1)  # left padding per row
         if not text_only or attention_mask.dim() != 2 or not bool(lead.any()):
+            if restriction is not None:
+                logps, entropies = self._restricted_logps(model, input_ids, attention_mask, logits_to_keep,
+                                                          restriction, [0] * len(restriction), batch_size,
+                                                          bool(kwargs.get("compute_entropy")))
+                return self._captured(logps), entropies, None
             logps, entropies, aux = super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
             return self._captured(logps), entropies, aux
@@ -386,14 +405,78 @@ class EvolverGRPOTrainer(GRPOTrainer):
         cols = torch.arange(width, device=input_ids.device)
         shifted = torch.gather(input_ids, 1, (cols.unsqueeze(0) + lead.unsqueeze(1)) % width)
         extra = int(lead.max().item())
-        logps, entropies, aux = super()._get_per_token_logps_and_entropies(
-            model, shifted, torch.ones_like(attention_mask), logits_to_keep + extra, batch_size, **kwargs)
+        if restriction is not None:
+            logps, entropies = self._restricted_logps(model, shifted, torch.ones_like(attention_mask),
+                                                      logits_to_keep + extra, restriction,
+                                                      (extra - lead).tolist(), batch_size,
+                                                      bool(kwargs.get("compute_entropy")))
+            aux = None
+        else:
+            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
+                model, shifted, torch.ones_like(attention_mask), logits_to_keep + extra, batch_size, **kwargs)
         # Kept column k of a shifted row is original completion column k - extra + lead.
         index = (extra - lead).unsqueeze(1) + torch.arange(logits_to_keep, device=input_ids.device).unsqueeze(0)
         logps = torch.gather(logps, 1, index)
         if entropies is not None:
             entropies = torch.gather(entropies, 1, index)
         return self._captured(logps), entropies, aux
+
+    def _restricted_logps(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int,
+                          restriction: Sequence[dict[int, list[int]]], offsets: Sequence[int],
+                          batch_size: int | None, compute_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Per-token log-probs (and entropies) of the policy that acted, for rows sampled under a restriction.
+
+        At a position in ``restriction[r]`` (completion column ``k`` sits at kept column ``offsets[r] + k``)
+        the policy sampled from ``softmax(logits / T)`` renormalised over the allowed tokens, so that is the
+        distribution scored there; elsewhere it is the plain ``log_softmax(logits / T)``, as TRL computes.
+        The logits of the kept columns are materialised (TRL's fused head returns log-probs only), in row
+        chunks of about 2**26 values.
+        """
+        temperature = max(float(self.temperature), 1e-6)
+        vocab = int(model.get_output_embeddings().weight.size(0)) if hasattr(model, "get_output_embeddings") \
+            else 32_000
+        chunk = max(1, min(batch_size or input_ids.size(0), 2**26 // max((keep + 1) * vocab, 1)))
+        all_logps, all_entropies = [], []
+        for start in range(0, input_ids.size(0), chunk):
+            end = min(start + chunk, input_ids.size(0))
+            with self.accelerator.autocast():
+                out = model(input_ids=input_ids[start:end], attention_mask=attention_mask[start:end],
+                            logits_to_keep=keep + 1, use_cache=False)
+            logits = out.logits[:, :-1].float() / temperature
+            targets = input_ids[start:end, -keep:]
+            norm = torch.logsumexp(logits, -1)
+            logps = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - norm
+            entropies = norm - (torch.softmax(logits, -1) * logits).sum(-1) if compute_entropy else None
+            rows, cols, sets = [], [], []
+            for r in range(start, end):
+                for k, tokens in (restriction[r] or {}).items():
+                    c = int(offsets[r]) + int(k)
+                    if 0 <= c < keep:
+                        rows.append(r - start)
+                        cols.append(c)
+                        sets.append(tokens)
+            if rows:
+                width = max(len(t) for t in sets)
+                index = torch.zeros((len(sets), width), dtype=torch.long, device=logits.device)
+                valid = torch.zeros((len(sets), width), dtype=torch.bool, device=logits.device)
+                for j, tokens in enumerate(sets):
+                    index[j, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                    valid[j, : len(tokens)] = True
+                r_idx = torch.tensor(rows, device=logits.device)
+                c_idx = torch.tensor(cols, device=logits.device)
+                at = logits[r_idx, c_idx]  # (positions, vocab)
+                allowed = at.gather(1, index).masked_fill(~valid, float("-inf"))
+                allowed_norm = torch.logsumexp(allowed, -1)
+                chosen = at.gather(1, targets[r_idx, c_idx].unsqueeze(1)).squeeze(1)
+                logps = logps.index_put((r_idx, c_idx), chosen - allowed_norm)
+                if entropies is not None:
+                    p = torch.softmax(allowed, -1)
+                    restricted_entropy = allowed_norm - (p * allowed.masked_fill(~valid, 0.0)).sum(-1)
+                    entropies = entropies.index_put((r_idx, c_idx), restricted_entropy)
+            all_logps.append(logps)
+            if entropies is not None:
+                all_entropies.append(entropies)
+        return torch.cat(all_logps), (torch.cat(all_entropies) if compute_entropy else None)
 
     def _captured(self, logps: torch.Tensor) -> torch.Tensor:
         """Keeps the loss's own log-probs (only inside ``_compute_loss``) for the ratio metrics."""
@@ -410,6 +493,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         """
         clip = inputs.get("clip_high")
         self._capture_logps, self._loss_logps = True, None
+        self._logp_restriction = inputs.get("restricted_tokens")
         try:
             if clip is None or not bool((~torch.isnan(clip)).any()):
                 loss = super()._compute_loss(model, inputs)
@@ -424,7 +508,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
                 finally:
                     self.epsilon_low, self.epsilon_high = low, high
         finally:
-            self._capture_logps = False
+            self._capture_logps, self._logp_restriction = False, None
         logps, self._loss_logps = self._loss_logps, None
         if logps is not None:
             self._log_ratio_metrics(inputs, logps)

@@ -45,7 +45,7 @@ def _sampler(model, tok, seed):
                               temperature=1.0, generator=torch.Generator().manual_seed(seed))
 
 
-def test_restricted_rows_sample_only_allowed_actions_with_the_models_own_logprobs():
+def test_restricted_rows_sample_only_allowed_actions_with_the_restricted_logprobs():
     model, tok = tiny_policy()
     model.eval()
     codec = ChatCodec(tok)
@@ -57,12 +57,16 @@ def test_restricted_rows_sample_only_allowed_actions_with_the_models_own_logprob
                              max_turn_tokens=8, allowed_actions=lambda info: allowed_texts)
     actions = [step.action for ep in episodes for step in ep.steps]
     assert set(actions) <= set(allowed_texts) and len(set(actions)) == 2  # both sampled, nothing else
-    for ep in episodes:  # the log-probs are the unrestricted model's, as the trainer recomputes them
+    for ep in episodes:  # the log-probs are the restricted policy's: renormalised over the allowed tokens
         rec = ep.tokens
         with torch.no_grad():
             logits = model(torch.tensor([rec.prompt_ids + rec.completion_ids])).logits[0, len(rec.prompt_ids) - 1: -1]
-        ref = torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(rec.completion_ids).unsqueeze(1)).squeeze(1)
+        logits = logits.float()
+        for k, tokens in ep.restricted.items():
+            logits[k, [t for t in range(logits.size(1)) if t not in tokens]] = float("-inf")
+        ref = torch.log_softmax(logits, -1).gather(1, torch.tensor(rec.completion_ids).unsqueeze(1)).squeeze(1)
         model_pos = [k for k, m in enumerate(rec.env_mask) if m]
+        assert set(ep.restricted) == set(model_pos)  # every sampled token was restricted
         torch.testing.assert_close(torch.tensor([rec.logprobs[k] for k in model_pos]), ref[model_pos],
                                    atol=1e-4, rtol=1e-4)
     # Without the restriction the same untrained policy says other things.

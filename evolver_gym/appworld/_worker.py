@@ -153,8 +153,19 @@ def landlock_abi():
     return max(int(ret), 0)
 
 
-def apply_landlock(read_only_dirs):
-    """Deny every filesystem access except reading ``read_only_dirs``; deny TCP and foreign signals."""
+def read_only_paths(stdlib):
+    """What the worker may read: each entry of the stdlib folder but the package folders installed there.
+
+    Landlock grants access beneath a path and cannot carve a subfolder out, so the rule names the
+    stdlib's entries one by one and leaves out ``site-packages`` and ``dist-packages`` (the base
+    interpreter's installed packages, which are no part of the standard library).
+    """
+    return [os.path.join(stdlib, name) for name in sorted(os.listdir(stdlib))
+            if name not in ("site-packages", "dist-packages")]
+
+
+def apply_landlock(read_only_paths):
+    """Deny every filesystem access except reading ``read_only_paths``; deny TCP and foreign signals."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError(errno.ENOSYS, "Landlock is not available in this kernel")
@@ -172,13 +183,17 @@ def apply_landlock(read_only_dirs):
         "landlock_create_ruleset",
     )
     try:
-        for path in read_only_dirs:
+        for path in read_only_paths:
             try:
-                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
             except OSError:
                 continue
             try:
-                rule = _PathBeneath((1 << 2) | (1 << 3), pfd)  # READ_FILE | READ_DIR
+                kind = os.fstat(pfd).st_mode & 0o170000
+                if kind not in (0o040000, 0o100000):  # neither a folder nor a regular file (a link): skipped
+                    continue
+                is_dir = kind == 0o040000
+                rule = _PathBeneath((1 << 2) | ((1 << 3) if is_dir else 0), pfd)  # READ_FILE (| READ_DIR)
                 _check(
                     _libc.syscall(ctypes.c_long(_SYS_LANDLOCK[1]), ctypes.c_int(fd), ctypes.c_int(1),
                                   ctypes.byref(rule), ctypes.c_uint32(0)),
@@ -271,7 +286,7 @@ def confine(sock_fd, cfg):
         os._exit(1)
     _prctl(_PR_SET_DUMPABLE, 0)
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    layer("landlock", lambda: apply_landlock(cfg["read_only_dirs"]))
+    layer("landlock", lambda: apply_landlock(cfg["read_only_paths"]))
     os.chdir("/")
     pid = os.getpid()
     layer("seccomp", lambda: apply_seccomp(pid, cfg["seccomp_filter"]))
@@ -527,7 +542,7 @@ def _zygote_main(ctrl_fd, cfg):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps workers: no zombies
     cfg["zygote_pid"] = os.getpid()
     stdlib = os.path.dirname(os.__file__)
-    cfg["read_only_dirs"] = [stdlib]
+    cfg["read_only_paths"] = read_only_paths(stdlib)
     cfg["seccomp_filter"] = seccomp_base_filter()
     cfg["modules"] = {name: _proxy_module(name) for name in _SAFE_MODULES}  # pristine: no cell runs here
     ctrl.send(_dumps({"op": "ready", "pid": os.getpid(), "landlock_abi": landlock_abi(),

@@ -44,6 +44,23 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "list": (list,),
     "any": (object,),
 }
+# the databases store 64-bit integers; anything wider is refused before it reaches them
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _wide_int(value: Any) -> int | None:
+    """The first integer in ``value`` (nested lists and objects too) outside the 64-bit range, else None."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, int) and not isinstance(v, bool):
+            if not INT64_MIN <= v <= INT64_MAX:
+                return v
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return None
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,13 @@ def _check(p: Param, value: Any) -> Any:
         )
     if p.type == "integer" and isinstance(value, float):
         raise ApiError(422, f"Parameter '{p.name}' must be an integer, got {value!r}.")
+    wide = _wide_int(value)
+    if wide is not None:
+        raise ApiError(
+            422,
+            f"Parameter '{p.name}' holds an integer of {wide.bit_length()} bits; integers must be 64-bit integers "
+            f"(between {INT64_MIN} and {INT64_MAX}).",
+        )
     if p.min is not None and value < p.min:
         raise ApiError(422, f"Parameter '{p.name}' must be >= {p.min}, got {value!r}.")
     if p.max is not None and value > p.max:
@@ -283,5 +307,12 @@ def dispatch(ctx: AppContext, app: str, name: str, kwargs: dict[str, Any]) -> tu
 
 
 def paging(page_index: int, page_limit: int) -> str:
-    """SQL ``LIMIT/OFFSET`` for a page (values already validated)."""
-    return f" LIMIT {int(page_limit)} OFFSET {int(page_index) * int(page_limit)}"
+    """SQL ``LIMIT/OFFSET`` for a page (values already validated); an offset past SQLite's range is an empty page.
+
+    Example:
+        >>> paging(2, 5)
+        ' LIMIT 5 OFFSET 10'
+        >>> paging(2**62, 20) == f" LIMIT 20 OFFSET {INT64_MAX}"
+        True
+    """
+    return f" LIMIT {int(page_limit)} OFFSET {min(int(page_index) * int(page_limit), INT64_MAX)}"

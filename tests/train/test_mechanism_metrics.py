@@ -289,3 +289,39 @@ def test_the_step_line_shows_what_the_mechanisms_ask_for(tmp_path):
                                          "clip_ratio/experience_region_mean": 0.0125, "attr/oracle_agreement": 0.75,
                                          "clip_ratio/region_mean": 0.01, "loss": 0.1})
     assert written == ["step 3: success 0.25 | exp 0.50 | exp clip 0.01 | agree 0.75 | clip 0.010 | loss 0.1000"]
+
+
+def test_synthetic_share_sets_the_share_of_groups_on_synthesised_tasks(tmp_path):
+    """questioning_synthetic_share: that share of the groups is drawn from synthesised tasks, counted in the
+    trainer's batches; without it, 5 synthesised tasks among 10 human ones get about a third of the draws."""
+    from evolver_gym.core import write_jsonl
+
+    env_id = "test/GuessHindsight-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=HindsightGuessEnv)
+    path = tmp_path / "tasks.jsonl"
+    write_jsonl(path, [Task(task_id=f"guess/synthetic/{i}", env_id=env_id, instruction=f"find the number {i}",
+                            goal={"target": i}, reference=[f"guess[{i}]"], origin="synthetic") for i in range(5)])
+
+    def share(*args: str) -> float:
+        run = _run(tmp_path / "-".join(args), "--wrappers", "questioning", "--questioning_import", str(path),
+                   "--env_id", env_id, *args)
+        (hooks,) = build_training_environment(run.train, run.mechanisms).hooks
+        drawn = hooks.task_sampler(600, 0)
+        return sum(t["origin"] == "synthetic" for t in drawn) / len(drawn)
+
+    assert abs(share() - 1 / 3) < 0.06
+    assert abs(share("--questioning_synthetic_share", "0.8") - 0.8) < 0.05
+    assert share("--questioning_synthetic_share", "0") == 0.0
+    with pytest.raises(ValueError, match="questioning_synthetic_share must be None or a number in \\[0, 1\\], got 1.5"):
+        _run(tmp_path, "--wrappers", "questioning", "--questioning_synthetic_share", "1.5")
+
+    # In training: the logged share of the rows on synthesised tasks follows the setting.
+    run = _run(tmp_path / "train", "--wrappers", "questioning", "--questioning_import", str(path), "--env_id", env_id,
+               "--questioning_synthetic_share", "0.5", "--max_steps", "4", "--per_device_train_batch_size", "16")
+    built = build_training_environment(run.train, run.mechanisms)
+    model, tok = tiny_policy()
+    trainer = EvolverGRPOTrainer(model, run.train, built.env_factory, hooks=built.hooks, processing_class=tok)
+    trainer.train()
+    rates = [h["tasks/synthetic_rate"] for h in _logs(trainer)]
+    assert len(rates) == 4 and 0.2 <= sum(rates) / 4 <= 0.8

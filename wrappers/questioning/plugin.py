@@ -62,6 +62,11 @@ class QuestioningConfig:
                 "seed_split and add_seed_tasks come from the run."})
     questioning_curriculum: dict | str | None = field(default=None, metadata={
         "help": "CurriculumConfig fields (YAML mapping or JSON), e.g. {\"band\": [0.2, 0.8]}."})
+    questioning_synthetic_share: float | None = field(default=None, metadata={
+        "help": "Share of the GRPO groups drawn from synthesised tasks while the pool holds any (the rest from "
+                "the human tasks; the curriculum's seed_ratio is 1 minus this). None = one pool, drawn by the "
+                "curriculum's weights alone, so a few synthesised tasks among thousands of human ones are "
+                "almost never drawn."})
     questioning_info_key: str = field(default="questioning", metadata={"help": "The info key the wrapper writes."})
 
     def __post_init__(self) -> None:
@@ -83,6 +88,14 @@ class QuestioningConfig:
         if self.questioning_import is not None and (not isinstance(self.questioning_import, str)
                                                     or not self.questioning_import.strip()):
             raise ValueError(f"questioning_import must be a path or None, got {self.questioning_import!r}")
+        share = self.questioning_synthetic_share
+        if share is not None:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+                raise ValueError(f"questioning_synthetic_share must be None or a number in [0, 1], got {share!r}")
+            if self.questioning_curriculum.get("seed_ratio") is not None:
+                raise ValueError("set questioning_synthetic_share or questioning_curriculum.seed_ratio, not both "
+                                 f"(got {share!r} and {self.questioning_curriculum['seed_ratio']!r})")
+            self.questioning_synthetic_share = float(share)
         if not self.questioning_info_key:
             raise ValueError(f"questioning_info_key must be a non-empty string, got {self.questioning_info_key!r}")
 
@@ -154,7 +167,10 @@ def attach(config: QuestioningConfig, run: RunContext) -> Attachment:
         # Tasks keep the origin they were written with ("synthetic" for a synthesis's export); ids already
         # in the pool (a resumed run) are left as they are.
         pool.add_many(read_tasks(config.questioning_import, run.env_id, name="questioning_import"))
-    curriculum_cfg = CurriculumConfig(**config.questioning_curriculum)
+    curriculum_settings = dict(config.questioning_curriculum)
+    if config.questioning_synthetic_share is not None:
+        curriculum_settings["seed_ratio"] = 1.0 - config.questioning_synthetic_share
+    curriculum_cfg = CurriculumConfig(**curriculum_settings)
     curriculum = Curriculum(pool, curriculum_cfg)
     rng = make_rng(run.seed, "task-sampler")
     synth_cfg = SynthesisConfig(**{"seed": run.seed, "seed_split": run.task_split, "add_seed_tasks": False,

@@ -60,6 +60,7 @@ from evolver_gym.core import Task, Trajectory, derive_seed
 from wrappers.plugin import ClipStats, RowContext, TrainingHooks
 
 from .advantages import EpisodeSignals, combine_step_advantages, gather_episodes, token_advantages
+from .checkpoints import CheckpointCompletion, last_complete_checkpoint
 from .config import EvolverGRPOConfig
 from .env_workers import EnvWorkerConfig, make_env_pool
 from .generation import VLLMGenerate, rollout_scope
@@ -176,6 +177,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
             self.remove_callback(ProgressCallback)
             self.add_callback(ConciseProgressCallback(
                 max_str_len=100, extra_keys=[(key, label) for h in self.hooks for key, label in h.progress.items()]))
+        self.add_callback(CheckpointCompletion())  # last: marks a checkpoint complete after every on_save
         self.codec = ChatCodec(self.processing_class, system_prompt=args.system_prompt,
                                max_observation_tokens=args.max_observation_tokens,
                                eos_token_ids=self.eos_token_ids)
@@ -616,16 +618,14 @@ class EvolverGRPOTrainer(GRPOTrainer):
     def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
         """``Trainer.train``; on resume, the plugin state saved with the checkpoint is restored first."""
         checkpoint = resume_from_checkpoint
-        if checkpoint is True:
-            from transformers.trainer_utils import get_last_checkpoint
-
-            checkpoint = get_last_checkpoint(self.args.output_dir)
+        if checkpoint is True:  # the newest checkpoint whose save finished (a killed save is skipped)
+            checkpoint = last_complete_checkpoint(self.args.output_dir)
         if isinstance(checkpoint, str) and checkpoint:
             path = os.path.join(checkpoint, PLUGIN_STATE_FILE)
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as fh:
                     self.load_plugin_state_dict(json.load(fh))
-        return super().train(resume_from_checkpoint, *args, **kwargs)
+        return super().train(checkpoint, *args, **kwargs)
 
     def end_distributed(self) -> None:
         """Close a multi-process run: wait for every rank, free the DDP wrapper, destroy the process group.

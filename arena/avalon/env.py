@@ -17,6 +17,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+from pettingzoo.utils.env_logger import EnvLogger
 
 from evolver_gym.core.spaces import UnicodeText
 
@@ -226,9 +227,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards[agent] = 0.0
         self._steps += 1
         phase = g.phase
-        if type(action) is int:  # a code: the engine checks it against the seat's legal set
+        if type(action) is int or isinstance(action, np.integer):
+            # A code (a Python or NumPy integer): the engine checks it against the seat's legal set.
             try:
-                g.step(action)
+                g.step(int(action))
             except IllegalAction:  # nothing was played: the checks below say why, in this env's words
                 pass
             else:
@@ -374,13 +376,122 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         pass
 
 
+class _BoundsCheck(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's bounds check that reads the raw env's state directly.
+
+    Same assertion as :class:`pettingzoo.utils.wrappers.AssertOutOfBoundsWrapper` (an action outside
+    the action space, other than ``None`` for a finished seat, fails it), without forwarding each
+    attribute through ``__getattr__``.
+    """
+
+    def __init__(self, env: raw_env):
+        super().__init__(env)
+        self._raw = env
+        self._space = space = env.action_space(env.possible_agents[0])  # one space object for every seat
+        self._n = int(space.n)
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        if type(action) is int or isinstance(action, np.integer):  # what Discrete(n).contains decides
+            assert 0 <= action < self._n, "action is not in action space"
+        else:
+            agent = raw.agent_selection
+            assert (
+                action is None and (raw.terminations[agent] or raw.truncations[agent])
+            ) or self._space.contains(action), "action is not in action space"
+        raw.step(action)
+
+
+def _state_attribute(name: str) -> property:
+    """A read of the raw env's ``name``, refused before ``reset()`` as PettingZoo's order check does."""
+
+    def read(self: _OrderEnforcing) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    return property(read, doc=f"The raw env's ``{name}`` (only after ``reset()``).")
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcement with the per-step state read from the raw env directly.
+
+    Same checks and errors as :class:`pettingzoo.utils.wrappers.OrderEnforcingWrapper` (no step,
+    observe, render or ``agent_iter`` before ``reset()``; ``agents``, ``agent_selection``,
+    ``rewards``, ``terminations``, ``truncations``, ``infos`` unreadable before it), but the attributes
+    an ``agent_iter`` loop reads at every step, ``last()`` and ``step()`` go straight to the raw env
+    instead of through one ``__getattr__`` per wrapper layer: in a loop over ``agent_iter`` with a
+    random legal action that forwarding cost more than the game itself. The wrappers between this
+    one and the raw env change neither observations nor state.
+    """
+
+    agents = _state_attribute("agents")
+    agent_selection = _state_attribute("agent_selection")
+    rewards = _state_attribute("rewards")
+    terminations = _state_attribute("terminations")
+    truncations = _state_attribute("truncations")
+    infos = _state_attribute("infos")
+
+    def __init__(self, env: AECEnv, raw: raw_env):
+        super().__init__(env)
+        self._raw = raw
+
+    @property
+    def num_agents(self) -> int:
+        if not self._has_reset:
+            raise AttributeError("num_agents cannot be accessed before reset")
+        return len(self._raw.agents)
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw._cumulative_rewards
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection  # AttributeError before reset, as PettingZoo's wrapper gives
+        raw = self._raw
+        return (
+            raw.observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` with PettingZoo's standard wrappers (bounds check for the discrete variant,
-    order enforcement). Illegal actions are retried and then replaced by a seeded fallback."""
-    e: AECEnv = raw_env(**kwargs)
-    if e.variant == "discrete":
-        e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    order enforcement). Illegal actions are retried and then replaced by a seeded fallback.
+
+    The wrappers are subclasses of PettingZoo's ``AssertOutOfBoundsWrapper`` and
+    ``OrderEnforcingWrapper`` with the same checks, reading the per-step state from the raw env
+    directly rather than through their attribute forwarding.
+
+    Example:
+        >>> import numpy as np
+        >>> e = env(num_players=5, discussion_rounds=0)
+        >>> e.reset(seed=0)
+        >>> for agent in e.agent_iter():
+        ...     obs, reward, terminated, truncated, info = e.last()
+        ...     mask = obs["action_mask"]
+        ...     e.step(None if terminated or truncated else int(np.flatnonzero(mask)[0]))
+        >>> sorted(info)[:3], info["winner"] in ("good", "evil")
+        (['acting', 'end_reason', 'error'], True)
+    """
+    raw = raw_env(**kwargs)
+    e: AECEnv = raw
+    if raw.variant == "discrete":
+        e = _BoundsCheck(e)
+    return _OrderEnforcing(e, raw)
 
 
 def turn_based_parallel_env(**kwargs: Any):

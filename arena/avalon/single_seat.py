@@ -17,14 +17,14 @@ from typing import Any
 import gymnasium as gym
 
 from evolver_gym.core import Task, UnicodeText
-from evolver_gym.core.seeding import derive_seed
+from evolver_gym.core.seeding import derive_seed, make_random
 from evolver_gym.core.stats import wilson_interval
 
 from .bots import Player, make_player
 from .env import raw_env
 from .rules import ROLE_TITLES, AvalonConfig
 
-__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "host_deal_key", "evaluation_report"]
+__all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "force_role", "host_deal_key", "evaluation_report"]
 
 ENV_ID = "evolver/AvalonSeat-v0"
 SPLIT_SIZES = {"train": 1000, "dev": 100, "test": 200}
@@ -57,6 +57,30 @@ def host_deal_key() -> str:
     finally:
         os.unlink(f.name)
     return path.read_text().strip()
+
+
+def force_role(roles: Sequence[str], seat: int, role: str, seed: int) -> list[str]:
+    """The deal ``roles`` with ``seat`` holding ``role``: the seat swaps with a holder of ``role``
+    drawn uniformly (the seat itself included) from ``seed``, so a uniform deal stays uniform among
+    the deals where the seat holds ``role`` and no seat number says anything about the other sides.
+
+    Example:
+        >>> dealt = ["servant", "merlin", "servant", "assassin", "minion"]
+        >>> forced = force_role(dealt, 1, "servant", seed=3)
+        >>> forced[1], sorted(forced) == sorted(dealt)
+        ('servant', True)
+    """
+    roles = list(roles)
+    if not 0 <= seat < len(roles):
+        raise ValueError(f"seat {seat} is outside 0..{len(roles) - 1}")
+    holders = [i for i, held in enumerate(roles) if held == role]
+    if not holders:
+        raise ValueError(f"role {role!r} is not in the deal {roles}")
+    other = make_random(seed, "force-role", seat, role).choice(holders)
+    roles[seat], roles[other] = roles[other], roles[seat]
+    return roles
+
+
 _EXAMPLES = (
     "PASS",
     "SAY: I am loyal to Arthur.",
@@ -295,10 +319,10 @@ class SingleSeat(gym.Env):
         aec.reset(seed=game_seed)
         role = goal.get("role")
         if role:
-            roles = list(aec.game.roles)
-            other = roles.index(role)
-            roles[self.seat], roles[other] = roles[other], roles[self.seat]
-            aec.reset(seed=game_seed, options={"roles": roles, "leader": aec.game.leader})
+            aec.reset(
+                seed=game_seed,
+                options={"roles": force_role(aec.game.roles, self.seat, role, game_seed), "leader": aec.game.leader},
+            )
         others = [s for s in range(n) if s != self.seat]
         self._players = [None] * n
         for i, s in enumerate(others):

@@ -149,6 +149,15 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Evaluate every N training steps (and at the end); 0 = only at the end when episodes > 0."})
     evolver_eval_temperature: float = field(default=1.0, metadata={
         "help": "Sampling temperature of evaluation episodes (temperature 1 shows learning; greedy moves less)."})
+    evolver_eval_train_episodes: int = field(default=0, metadata={
+        "help": "At each periodic evaluation also play the first N training tasks (a fixed probe of goals the "
+                "policy trains on), logged as eval_train_env/*: held-out success rising while this probe rises "
+                "is learning that transfers; this probe alone rising is memorising. 0 = off."})
+    kl_to_start_interval: int = field(default=5, metadata={
+        "help": "Every N steps, estimate KL(policy || starting policy) on the step's rollouts (k3 estimator over "
+                "model tokens, logged as kl_to_start): how far RL has moved the warm start. PEFT models disable "
+                "the adapter for it; a full model keeps a frozen copy of its starting weights. With beta > 0 "
+                "TRL logs kl to its reference model instead. 0 = off."})
 
     def __post_init__(self) -> None:
         self.env_kwargs = _json_field(self.env_kwargs, "env_kwargs")
@@ -172,6 +181,10 @@ class EvolverGRPOConfig(GRPOConfig):
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.max_steps < 1:
             raise ConfigError(f"max_steps must be >= 1 (GRPO steps to run), got {self.max_steps!r}")
+        for name in ("evolver_eval_train_episodes", "kl_to_start_interval"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int) \
+                    or getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be an int >= 0, got {getattr(self, name)!r}")
         if self.learning_rate < 0:
             raise ConfigError(f"learning_rate must be >= 0, got {self.learning_rate!r}")
         if self.num_train_tasks is not None and self.num_train_tasks < 1:

@@ -389,8 +389,10 @@ class Episode:
     is then the index of that mechanism's edit in ``prompt_edits``. ``ended_by`` says what ended it:
     ``"env"`` (the environment terminated or truncated it), ``"turn_cap"`` (``max_turns``) or
     ``"token_budget"`` (``max_episode_tokens``); the environment never saw the last two end.
-    ``restricted`` maps a completion position sampled under ``allowed_actions`` to the tokens it was
-    restricted to: the trainer renormalises the policy over them there, so the loss is the acting policy's.
+    ``edited`` is set when a mechanism's injection was in the first observation the policy acted on
+    (whether or not the row is trained without it). ``restricted`` maps a completion position sampled
+    under ``allowed_actions`` to the tokens it was restricted to: the trainer renormalises the policy
+    over them there, so the loss is the acting policy's.
     """
 
     spec: RowSpec
@@ -409,6 +411,7 @@ class Episode:
     ended_by: str = "env"
     final_observation: str = ""
     stripped: bool = False
+    edited: bool = False
     clip_high: float | None = None
     trained_edit: int | None = None
     reset_info: dict[str, Any] = field(default_factory=dict)
@@ -528,7 +531,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         stripped = train_obs != obs
         ep = Episode(spec=row, tokens=TokenRecord(prompt_ids=sampling_prompt),
                      train_prompt_ids=codec.prompt_ids(train_obs) if stripped else sampling_prompt,
-                     stripped=stripped, clip_high=clip_high if stripped else None,
+                     stripped=stripped, edited=plain_obs != obs, clip_high=clip_high if stripped else None,
                      trained_edit=trained_edit if stripped else None, reset_info=info, final_info=info)
         if isinstance(info.get("task"), dict):
             ep.spec = RowSpec(task=info["task"], seed=row.seed, group=row.group, experience=row.experience,

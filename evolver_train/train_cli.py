@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     trainer = EvolverGRPOTrainer(
         model, config, built.env_factory, tasks=None if built.samples_tasks else built.train_tasks,
         hooks=built.hooks, processing_class=tokenizer, peft_config=get_peft_config(run.model),
-        eval_tasks=built.eval_tasks)
+        eval_tasks=built.eval_tasks, probe_tasks=built.train_tasks)
     eval_tasks = built.eval_tasks[: config.evolver_eval_episodes] if config.evolver_eval_episodes else []
     before = None
     if eval_tasks:

@@ -134,7 +134,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
                  train_dataset: Any = None, tasks: Sequence[Task | dict[str, Any]] | None = None,
                  hooks: Sequence[TrainingHooks] | TrainingHooks | None = None, processing_class: Any = None,
                  peft_config: Any = None, callbacks: list[TrainerCallback] | None = None, eval_dataset: Any = None,
-                 eval_tasks: Sequence[Task | dict[str, Any]] | None = None):
+                 eval_tasks: Sequence[Task | dict[str, Any]] | None = None,
+                 probe_tasks: Sequence[Task | dict[str, Any]] | None = None):
         if not isinstance(args, EvolverGRPOConfig):
             raise TypeError(f"args must be an EvolverGRPOConfig, got {type(args).__name__}")
         self.hooks: list[TrainingHooks] = [hooks] if isinstance(hooks, TrainingHooks) else list(hooks or [])
@@ -162,8 +163,12 @@ class EvolverGRPOTrainer(GRPOTrainer):
         self.plugin_state: dict[str, Any] = {"rollouts": 0, "episodes": 0, "alpha": self.current_alpha(0),
                                              "totals": {}}
         self.eval_tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in (eval_tasks or [])]
+        # The fixed probe of training goals (evolver_eval_train_episodes): given, or the fixed tasks.
+        self.probe_tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in (probe_tasks or tasks or [])]
+        self._start_model: Any = None  # frozen starting weights of a full model (kl_to_start_interval)
         own_callbacks: list[TrainerCallback] = [MechanismCallback(self)]
-        if args.evolver_eval_episodes and args.evolver_eval_interval and self.eval_tasks:
+        if args.evolver_eval_interval and ((args.evolver_eval_episodes and self.eval_tasks)
+                                           or (args.evolver_eval_train_episodes and self.probe_tasks)):
             own_callbacks.append(EvaluationCallback(self))
         if args.max_train_minutes:
             own_callbacks.append(TimeBudgetCallback(args.max_train_minutes))
@@ -349,6 +354,9 @@ class EvolverGRPOTrainer(GRPOTrainer):
         out["prompt_edit"] = torch.tensor([-1 if ep.trained_edit is None else ep.trained_edit for ep in episodes],
                                           dtype=torch.long, device=advantages.device)
         out["restricted_tokens"] = [ep.restricted for ep in episodes]  # a list: TRL shuffles and splits it per row
+        interval = args.kl_to_start_interval
+        if mode == "train" and interval and self.beta == 0.0 and self.state.global_step % interval == 0:
+            self._metrics[mode]["kl_to_start"].append(self._kl_to_start(out, episodes))
         self.plugin_state["alpha"] = alpha
         self._log_episode_metrics(mode, merged, stats, alpha)
         for h in self.hooks:
@@ -374,10 +382,58 @@ class EvolverGRPOTrainer(GRPOTrainer):
         m["env/truncated_rate"].append(sum(s["truncated"] for s in merged) / n)
         m["env/model_tokens"].append(sum(s["model_tokens"] for s in merged) / n)
         m["env/env_tokens"].append(sum(s["env_tokens"] for s in merged) / n)
+        # Rows a mechanism injected into (experience) against plain rows: an injection the policy cannot
+        # read shows here as invalid or cut episodes, and it would otherwise hide in the batch means.
+        edited = [s for s in merged if s["edited"]]
+        if edited:
+            m["env/edited_share"].append(len(edited) / n)
+            for name, rows in (("env_edited", edited), ("env_plain", [s for s in merged if not s["edited"]])):
+                if not rows:
+                    continue
+                row_steps = max(sum(len(s["rewards"]) for s in rows), 1)
+                m[f"{name}/success_rate"].append(sum(s["success"] for s in rows) / len(rows))
+                m[f"{name}/invalid_action_rate"].append(sum(s["invalid"] for s in rows) / row_steps)
+                m[f"{name}/truncated_rate"].append(sum(s["truncated"] for s in rows) / len(rows))
         for name in ("outcome", "attribution", "anchor"):
             m[f"adv/{name}_share"].append(stats[f"{name}_share"])
             m[f"adv/{name}_abs_mean"].append(stats[f"{name}_abs"])
         m["adv/alpha"].append(alpha)
+
+    def _kl_to_start(self, out: dict[str, Any], episodes: list[Episode]) -> float:
+        """KL(policy || starting policy) on this batch's model tokens (k3 estimator, as TRL's ``kl``).
+
+        The policy's log-probs are the sampling ones (the weights that acted; renormalised where sampling
+        was restricted); the starting policy scores the same tokens the same way.
+        """
+        model = self.accelerator.unwrap_model(self.model)
+        device = out["completion_ids"].device
+        current = torch.zeros_like(out["completion_ids"], dtype=torch.float32)
+        for r, ep in enumerate(episodes):
+            current[r, : len(ep.tokens.logprobs)] = torch.tensor(ep.tokens.logprobs, dtype=torch.float32)
+        ids = torch.cat([out["prompt_ids"], out["completion_ids"]], 1)
+        mask = torch.cat([out["prompt_mask"], out["completion_mask"]], 1)
+        keep = out["completion_ids"].size(1)
+        self._logp_restriction = [ep.restricted for ep in episodes]
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                if hasattr(model, "disable_adapter"):  # PEFT: the base weights are the starting policy
+                    with model.disable_adapter():
+                        start, _, _ = self._get_per_token_logps_and_entropies(model, ids, mask, keep)
+                else:
+                    if self._start_model is None:
+                        raise RuntimeError("kl_to_start needs the starting weights, kept when training begins")
+                    start, _, _ = self._get_per_token_logps_and_entropies(self._start_model, ids, mask, keep)
+        finally:
+            self._logp_restriction = None
+            if was_training:
+                model.train()
+        tokens = out["completion_mask"].float() * out.get("tool_mask", torch.ones_like(out["completion_mask"])).float()
+        delta = (start.float() - current.to(device)) * tokens
+        kl = (torch.exp(delta) - delta - 1.0) * tokens
+        totals = self.accelerator.reduce(torch.stack([kl.sum(), tokens.sum()]), reduction="sum")
+        return float(totals[0] / totals[1].clamp(min=1.0))
 
     # -- log-probs -----------------------------------------------------------------------------
     def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -617,6 +673,12 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
     def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
         """``Trainer.train``; on resume, the plugin state saved with the checkpoint is restored first."""
+        if self.args.kl_to_start_interval and self.beta == 0.0 and self._start_model is None:
+            import copy
+
+            model = self.accelerator.unwrap_model(self.model)
+            if not hasattr(model, "disable_adapter"):  # a full model: keep its starting weights, frozen
+                self._start_model = copy.deepcopy(model).eval().requires_grad_(False)
         checkpoint = resume_from_checkpoint
         if checkpoint is True:  # the newest checkpoint whose save finished (a killed save is skipped)
             checkpoint = last_complete_checkpoint(self.args.output_dir)
@@ -650,6 +712,7 @@ def _summary(ep: Episode) -> dict[str, Any]:
     return {"outcome": ep.outcome, "rewards": [s.reward for s in ep.steps], "labels": ep.labels,
             "anchors": ep.anchors, "success": bool(ep.success), "score": ep.score, "return": ep.env_return,
             "invalid": ep.invalid_actions, "truncated": bool(ep.truncated and not ep.terminated),
+            "edited": bool(ep.edited),
             "model_tokens": int(sum(ep.tokens.env_mask)),
             "env_tokens": int(len(ep.tokens.env_mask) - sum(ep.tokens.env_mask))}
 
@@ -692,8 +755,12 @@ class ConciseProgressCallback(ProgressCallback):
 
     KEYS = (("env/success_rate", "success", "{:.2f}"), ("env/score_mean", "score", "{:.2f}"),
             ("env/episode_len", "steps", "{:.1f}"), ("env/invalid_action_rate", "invalid", "{:.2f}"))
-    TAIL = (("clip_ratio/region_mean", "clip", "{:.3f}"), ("adv/alpha", "alpha", "{:.3f}"),
-            ("loss", "loss", "{:.4f}"), ("step_time", "s/step", "{:.1f}"))
+    # TRL's "loss" with one iteration is minus the token-weighted mean advantage, not a measure of progress.
+    TAIL = (("frac_reward_zero_std", "zero-var groups", "{:.2f}"), ("kl_to_start", "kl", "{:.4f}"),
+            ("clip_ratio/region_mean", "clip", "{:.3f}"), ("adv/alpha", "alpha", "{:.3f}"),
+            ("eval_train_env/success_rate", "probe train", "{:.2f}"), ("eval_env/success_rate", "probe held-out",
+                                                                        "{:.2f}"),
+            ("loss", "surrogate loss", "{:.4f}"), ("step_time", "s/step", "{:.1f}"))
 
     def __init__(self, max_str_len: int = 100, extra_keys: Sequence[tuple[str, str]] = ()):
         """``extra_keys``: (metric key, label) pairs shown after the environment's (the mechanisms' own)."""
@@ -776,9 +843,18 @@ class EvaluationCallback(TrainerCallback):
 
     def _run(self, state: Any) -> dict[str, float]:
         t = self.trainer
-        result = t.evaluate_episodes(t.eval_tasks[: t.args.evolver_eval_episodes])
-        self.history.append({**result, "step": state.global_step})
-        return {f"eval_env/{k}": v for k, v in result.items()}
+        logs: dict[str, float] = {}
+        record: dict[str, Any] = {"step": state.global_step}
+        if t.args.evolver_eval_episodes and t.eval_tasks:
+            result = t.evaluate_episodes(t.eval_tasks[: t.args.evolver_eval_episodes])
+            record.update(result)
+            logs.update({f"eval_env/{k}": v for k, v in result.items()})
+        if t.args.evolver_eval_train_episodes and t.probe_tasks:
+            result = t.evaluate_episodes(t.probe_tasks[: t.args.evolver_eval_train_episodes], seed=2)
+            record.update({f"train_{k}": v for k, v in result.items()})
+            logs.update({f"eval_train_env/{k}": v for k, v in result.items()})
+        self.history.append(record)
+        return logs
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         interval = self.trainer.args.evolver_eval_interval

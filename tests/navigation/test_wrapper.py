@@ -142,7 +142,8 @@ def test_summary_for_another_task_is_refused(pool):
 
 def test_constructor_names_bad_values(pool):
     for kwargs, needle in [({"top_k": 0}, "top_k"), ({"threshold": 2.0}, "threshold"),
-                           ({"max_chars": 5}, "max_chars"), ({"continual": True}, "summarizer"),
+                           ({"max_chars": 5}, "max_chars"), ({"continual": "yes"}, "continual.*'yes'"),
+                           ({"summarizer": "offline"}, "summarizer"),
                            ({"train_splits": "train"}, "train_splits")]:
         with pytest.raises((ValueError, TypeError), match=needle):
             ExperienceContext(ShopEnv(), pool, **kwargs)

@@ -20,6 +20,7 @@ from .warmup import build_pool, oracle_policy, random_policy
 from .wrapper import (
     EXP_CLOSE,
     EXP_OPEN,
+    LEARN_SPLITS,
     ExperienceContext,
     ExperiencePayload,
     Summarizer,
@@ -38,6 +39,7 @@ __all__ = [
     "ExperiencePayload",
     "ExperiencePool",
     "Hit",
+    "LEARN_SPLITS",
     "LLMSummarizer",
     "NavigationConfig",
     "OfflineSummarizer",

@@ -15,6 +15,7 @@ is ``[0, len(text)]`` whenever something was injected.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -29,13 +30,16 @@ from .pool import ExperiencePool, Hit, PoolConfig
 from .record import Experience
 
 __all__ = ["ExperienceContext", "ExperiencePayload", "Summarizer", "EXP_OPEN", "EXP_CLOSE", "format_block",
-           "strip_experience", "is_training_task", "summarize_into_pool", "TRAIN_SPLITS"]
+           "strip_experience", "is_training_task", "summarize_into_pool", "TRAIN_SPLITS", "LEARN_SPLITS"]
 
 EXP_OPEN = "<EXP>"
 EXP_CLOSE = "</EXP>"
 _HEADER = "Some related experience to help you complete the task:"
 _BLOCK_RE = re.compile(re.escape(EXP_OPEN) + r".*?" + re.escape(EXP_CLOSE) + r"\n\n", re.DOTALL)
 TRAIN_SPLITS = ("train",)
+#: The splits ``ExperienceContext`` learns from by default: the training split, and ``explore`` (the goal-free
+#: start states that tasks synthesised with ``seed_split="none"`` keep as their split; never held out).
+LEARN_SPLITS = ("train", "explore")
 
 
 @runtime_checkable
@@ -179,13 +183,21 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
         filter_env: Retrieve only experiences of the task's environment.
         max_chars: Longest injected block, in characters.
         summarizer: Turns finished episodes into experiences; with ``continual=True`` they are
-            added after every training-split episode.
-        continual: Add experience after training-split episodes (dev/test never enter the pool).
+            added after every training-split episode. ``None``: the
+            :class:`~wrappers.navigation.summarize_offline.OfflineSummarizer` (no model; successful
+            episodes become recipes).
+        continual: Learn from the episodes seen: summarise training-split episodes into the pool
+            (dev/test never enter it). On by default; ``False`` only retrieves.
         summary_batch: Episodes of one task gathered before they are summarised together (so an
             LLM summarizer can contrast successes and failures).
         count_uses: Record uses and wins of the injected experiences after training episodes.
-        train_splits: The splits that count as training.
+        train_splits: The splits that count as training (default ``LEARN_SPLITS``: ``train`` and the
+            ``explore`` split of tasks synthesised from goal-free start states).
         info_key: The ``info`` key written (default ``"experience"``).
+
+    An episode that cannot be learned from (its split is not a training split, or the env reports no
+    ``info["task"]``) is skipped with a ``RuntimeWarning`` saying why, once per reason, so a pool that stays
+    empty never does so silently; ``skipped`` counts such episodes by reason.
 
     ``info`` keys written, on reset and carried on every step (an :class:`ExperiencePayload`):
         ``info[info_key] = {"enabled": bool, "ids": [str], "text": str, "span": [start, end]}``,
@@ -208,6 +220,8 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
         >>> pool.close()
 
     Change logs:
+     * v0.3.0 - learns by default (``continual=True``, the offline summarizer); ``train_splits`` default
+       ``LEARN_SPLITS``; a warning, once, when finished episodes cannot be learned from.
      * v0.2.0 - ``info_key``; ``step`` before ``reset`` raises ``ResetNeeded``.
      * v0.1.0 - Initially added.
     """
@@ -215,9 +229,9 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
     def __init__(self, env: gym.Env, pool: ExperiencePool | PoolConfig | Mapping[str, Any] | str, *,
                  top_k: int | None = None,
                  threshold: float | None = None, enabled: bool = True, filter_env: bool = True,
-                 max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = False,
+                 max_chars: int = 4000, summarizer: Summarizer | None = None, continual: bool = True,
                  summary_batch: int = 1, count_uses: bool = True,
-                 train_splits: Sequence[str] = TRAIN_SPLITS, info_key: str = "experience") -> None:
+                 train_splits: Sequence[str] = LEARN_SPLITS, info_key: str = "experience") -> None:
         # Arguments first: a pool this wrapper opens is never left open by a bad argument.
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be a positive int or None, got {top_k!r}")
@@ -225,8 +239,12 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             raise ValueError(f"threshold must lie in [-1, 1] or be None, got {threshold!r}")
         if not isinstance(max_chars, int) or max_chars < 100:
             raise ValueError(f"max_chars must be an int >= 100, got {max_chars!r}")
+        if not isinstance(continual, bool):
+            raise ValueError(f"continual must be True or False, got {continual!r}")
         if continual and summarizer is None:
-            raise ValueError("continual=True needs a summarizer, got summarizer=None")
+            from .summarize_offline import OfflineSummarizer
+
+            summarizer = OfflineSummarizer()
         if summarizer is not None and not isinstance(summarizer, Summarizer):
             raise TypeError(f"summarizer must have summarize(trajectories), got {type(summarizer).__name__}")
         if not isinstance(summary_batch, int) or summary_batch < 1:
@@ -256,6 +274,7 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
         self._recorder = TrajectoryRecorder(exclude=(info_key,), keep_info=self.continual)
         self._buffers: dict[str, list[Trajectory]] = {}
         self.last_added_ids: list[str] = []
+        self.skipped: dict[str, int] = {}
 
     def retrieve(self, instruction: str, env_id: str | None) -> list[Hit]:
         """The experiences an episode with this instruction gets."""
@@ -289,6 +308,9 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             self._recorder.start(payload.strip(obs), info, task=Task.from_dict(task))
         else:
             self._recorder.trajectory = None
+            if self.continual:
+                self._skip("no task", f"the env reports no info['task'] on reset "
+                                      f"({type(self.env.unwrapped).__name__}), so episodes cannot be summarised")
         self._reset_done = True
         info[self.info_key] = payload.to_info()
         return obs, info
@@ -306,9 +328,20 @@ class ExperienceContext(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
             self._reset_done = False
         return obs, reward, terminated, truncated, info
 
+    def _skip(self, reason: str, why: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if self.skipped[reason] == 1:
+            warnings.warn(f"ExperienceContext learns nothing from this episode: {why}", RuntimeWarning, stacklevel=3)
+
     def _finish(self, traj: Trajectory) -> None:
         if not is_training_task(traj.task, self.train_splits):
-            return  # the split guard: dev/test episodes never touch the pool
+            # the split guard: dev/test episodes never touch the pool
+            if self.continual:
+                split = traj.task.split
+                self._skip(f"split {split}", f"its task's split {split!r} is not a training split "
+                                             f"(train_splits={list(self.train_splits)}); held-out episodes never "
+                                             f"enter the pool")
+            return
         if self.count_uses and self._payload.ids:
             self.pool.record_use(self._payload.ids, won=traj.success)
         if not self.continual or self.summarizer is None:

@@ -18,68 +18,19 @@ mean wall time of ``reset`` and ``step``.
 from __future__ import annotations
 
 import argparse
-import ast
 import time
 
 import numpy as np
 
 from evolver_gym.bfcl.env import BFCLEnv
-from evolver_gym.bfcl.package import CATEGORIES, checker, decoder, entries, executor, ground_truth
-from evolver_gym.bfcl.policies import RandomCaller, one_call_short
-from evolver_gym.bfcl.runtime import forget_model_name, unique_model_name
-from evolver_gym.bfcl.tasks import HANDBACK
+from evolver_gym.bfcl.package import CATEGORIES, entries, ground_truth
+from evolver_gym.bfcl.policies import RandomCaller, one_call_short, perturb
+from evolver_gym.bfcl.runtime import official_verdict
+from evolver_gym.bfcl.tasks import HANDBACK, oracle_actions
 from evolver_gym.core.seeding import make_rng
 from evolver_gym.core.stats import wilson_interval
 
 CALLERS = ("oracle", "do-nothing", "one-call-short", "random", "perturbed")
-
-
-def official_verdict(entry: dict, truth: list[list[str]], raw_turns: list[list[str]]) -> bool:
-    """``bfcl-eval``'s verdict on an inference result (turn -> step -> reply), as its eval runner computes it."""
-    if len(raw_turns) != len(truth):
-        return False  # multi_turn:force_terminated
-    decode = decoder().default_decode_execute_prompting
-    decoded = []
-    for turn in raw_turns:
-        steps = []
-        for reply in turn:
-            try:
-                calls = decode(reply, has_tool_call_tag=False)
-            except Exception:
-                continue
-            if executor().is_empty_execute_response(calls):
-                continue
-            steps.append(calls)
-        decoded.append(steps)
-    name = unique_model_name("official")
-    try:
-        return bool(checker().multi_turn_checker(decoded, truth, entry, entry["id"].rsplit("_", 1)[0], name)["valid"])
-    finally:
-        forget_model_name(name)
-
-
-def perturb(actions: list[str], rng: np.random.Generator) -> list[str]:
-    """The oracle's replies with one call dropped, duplicated or given another value (seeded)."""
-    out = list(actions)
-    calling = [i for i, a in enumerate(out) if a.startswith("[")]
-    if not calling:
-        return out
-    i = calling[int(rng.integers(len(calling)))]
-    calls = ast.parse(out[i], mode="eval").body.elts
-    j = int(rng.integers(len(calls)))
-    kind = int(rng.integers(3))
-    if kind == 0:
-        calls = calls[:j] + calls[j + 1:]
-    elif kind == 1:
-        calls = calls[:j + 1] + calls[j:]
-    else:
-        for node in ast.walk(calls[j]):
-            value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                node.value = node.value + "_x" if isinstance(node.value, str) else node.value + 1
-                break
-    out[i] = "[" + ", ".join(ast.unparse(c) for c in calls) + "]" if calls else HANDBACK
-    return out
 
 
 def play(env: BFCLEnv, task_id: str, caller: str, oracle: list[str], seed: int, timing: dict) -> tuple[float, bool]:
@@ -122,8 +73,6 @@ def main(argv: list[str] | None = None) -> None:
     for category in args.categories:
         truth = ground_truth(category)
         for entry in entries(category)[: args.limit]:
-            from evolver_gym.bfcl.tasks import oracle_actions
-
             oracle = oracle_actions(truth[entry["id"]])
             for caller in CALLERS:
                 reward, official = play(env, f"bfcl/{entry['id']}", caller, oracle, args.seed, timing)

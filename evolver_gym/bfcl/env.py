@@ -173,10 +173,10 @@ class BFCLEnv(gym.Env[str, str]):
         if not task_id.startswith(prefix) or not task_id.rsplit("_", 1)[-1].isdigit():
             raise ValueError(f"unknown BFCL task_id {task_id!r} (seed tasks are 'bfcl/<entry id>')")
         index = int(task_id.rsplit("_", 1)[-1])
-        split = split_of(index, self.split_scheme, self.seed)
         category = task_id[len(prefix):].rsplit("_", 1)[0]
         if category not in CATEGORIES or not 0 <= index < 200:
             raise ValueError(f"unknown BFCL task_id {task_id!r}")
+        split = split_of(index, self.split_scheme, self.seed)
         for task in build_tasks(split, (category,), self.split_scheme, self.seed):
             if task.task_id == task_id:
                 return task

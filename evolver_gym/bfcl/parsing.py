@@ -12,7 +12,8 @@ BFCL's decoder is not made for hostile text: it ``eval``-s the source of any ari
    arithmetic other than ``+ - * / // %`` on number literals makes the reply a refused hand-back
    (``action_valid`` false). A reply that does not parse is a hand-back, as in BFCL.
 2. After decoding, every call is parsed again. Allowed: a call of a plain name with literal arguments
-   (numbers, strings, lists, tuples, dicts, sets, ``True``/``False``/``None``). A call whose name is a
+   (numbers up to ``MAX_NUMBER`` in size, strings, lists, tuples, dicts, sets, ``True``/``False``/``None``).
+   A call whose name is a
    public method of the entry's classes runs; a name that resolves to nothing runs too (it fails with
    ``NameError`` exactly as in BFCL). A call of a builtin or of a name in the executor's module
    (``open``, ``importlib.import_module``, an instance name, ...) or with any other syntax is replaced
@@ -20,7 +21,8 @@ BFCL's decoder is not made for hostile text: it ``eval``-s the source of any ari
    and in the checker's replay alike.
 
 What runs is then only the simulated API methods; their own cost is bounded by the env's per-step
-deadline (``evolver_gym.bfcl.runtime.call_deadline``).
+deadline (``evolver_gym.bfcl.runtime.call_deadline``), which interrupts Python code between bytecodes
+(a single C-level operation runs to its end; the number bound keeps those short).
 
 Example:
     >>> from evolver_gym.bfcl.parsing import parse_action
@@ -42,10 +44,13 @@ from dataclasses import dataclass, field
 
 from .package import decoder, executor
 
-__all__ = ["BLOCKED_PREFIX", "ParsedAction", "guard_calls", "parse_action"]
+__all__ = ["BLOCKED_PREFIX", "MAX_NUMBER", "ParsedAction", "guard_calls", "parse_action"]
 
 #: Refused calls become ``<BLOCKED_PREFIX><name>()``: an undefined name, so ``eval`` fails cleanly.
 BLOCKED_PREFIX = "_refused_call_"
+#: Numbers beyond this are refused: a simulated method may spend minutes in one uninterruptible big-integer
+#: operation on them (``power``); the ground truth's largest is 987,654.
+MAX_NUMBER = 10**12
 _SAFE_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 _LITERALS = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Load, ast.keyword)
 
@@ -140,6 +145,9 @@ def _refusal(call: str, methods: Collection[str], scope: Collection[str]) -> str
         elif isinstance(node, ast.Name):
             if not any(isinstance(p, ast.Call) and p.func is node for p in ast.walk(tree.body)):
                 return f"names {node.id}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
+                and not isinstance(node.value, bool) and abs(node.value) > MAX_NUMBER:
+            return f"a number beyond {MAX_NUMBER:.0e}"
         elif isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
                 return "an operator"

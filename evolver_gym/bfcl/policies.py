@@ -2,6 +2,7 @@
 
 * ``replay_policy`` - replies from a list (the oracle's, a perturbed one), then hand-backs.
 * ``one_call_short`` - the oracle's replies less the last call of the last turn that has calls.
+* ``perturb`` - the oracle's replies with one call dropped, duplicated or given another value.
 * ``RandomCaller`` - per turn, a few calls of functions the docs list, with arguments drawn from the user
   turn's words and numbers (a seeded rule baseline), then a hand-back.
 
@@ -22,9 +23,8 @@ import numpy as np
 
 from .tasks import HANDBACK
 
-__all__ = ["RandomCaller", "one_call_short", "replay_policy"]
+__all__ = ["RandomCaller", "one_call_short", "perturb", "replay_policy"]
 
-_FUNCTIONS = re.compile(r'"name": "(\w+)"')
 _QUOTED = re.compile(r"'([^']{1,60})'")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_.-]{2,}")
@@ -117,3 +117,27 @@ class RandomCaller:
         required = doc.get("parameters", {}).get("required", [])
         args = ", ".join(f"{p}={self._value(params.get(p, {}))!r}" for p in required)
         return f"[{doc['name']}({args})]"
+
+
+def perturb(actions: list[str], rng: np.random.Generator) -> list[str]:
+    """The oracle's replies with one call dropped, duplicated or given another value (seeded by ``rng``)."""
+    out = list(actions)
+    calling = [i for i, a in enumerate(out) if a.startswith("[")]
+    if not calling:
+        return out
+    i = calling[int(rng.integers(len(calling)))]
+    calls = ast.parse(out[i], mode="eval").body.elts
+    j = int(rng.integers(len(calls)))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        calls = calls[:j] + calls[j + 1:]
+    elif kind == 1:
+        calls = calls[:j + 1] + calls[j:]
+    else:
+        for node in ast.walk(calls[j]):
+            value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                node.value = node.value + "_x" if isinstance(node.value, str) else node.value + 1
+                break
+    out[i] = "[" + ", ".join(ast.unparse(c) for c in calls) + "]" if calls else HANDBACK
+    return out

@@ -32,9 +32,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .package import checker, executor
+from .package import checker, decoder, executor
 
-__all__ = ["CallTimeout", "LiveEntry", "call_deadline", "forget_model_name", "run_checker", "unique_model_name"]
+__all__ = ["CallTimeout", "LiveEntry", "call_deadline", "forget_model_name", "official_verdict", "run_checker",
+           "unique_model_name"]
 
 _COUNTER = itertools.count()
 
@@ -151,5 +152,33 @@ def run_checker(entry: dict[str, Any], ground_truth: list[list[str]], decoded_tu
     category = entry["id"].rsplit("_", 1)[0]
     try:
         return dict(checker().multi_turn_checker(decoded_turns, ground_truth, entry, category, name))
+    finally:
+        forget_model_name(name)
+
+
+def official_verdict(entry: dict, truth: list[list[str]], raw_turns: list[list[str]]) -> bool:
+    """``bfcl-eval``'s verdict on an inference result (turn -> step -> raw reply), computed the way its eval
+    runner's ``_evaluate_single_multi_turn_entry`` does: turn count (``force_terminated``), each reply
+    decoded by ``default_decode_execute_prompting`` (failed or empty decodes skipped), ``multi_turn_checker``.
+    Independent of the env's own bookkeeping, for fidelity checks. Replies are decoded unguarded: use it on
+    trusted replies only (oracles, seeded callers), never on model output."""
+    if len(raw_turns) != len(truth):
+        return False  # multi_turn:force_terminated
+    decode = decoder().default_decode_execute_prompting
+    decoded = []
+    for turn in raw_turns:
+        steps = []
+        for reply in turn:
+            try:
+                calls = decode(reply, has_tool_call_tag=False)
+            except Exception:
+                continue
+            if executor().is_empty_execute_response(calls):
+                continue
+            steps.append(calls)
+        decoded.append(steps)
+    name = unique_model_name("official")
+    try:
+        return bool(checker().multi_turn_checker(decoded, truth, entry, entry["id"].rsplit("_", 1)[0], name)["valid"])
     finally:
         forget_model_name(name)

@@ -1,0 +1,94 @@
+"""``evolver/BFCL-v0`` with the rest of the toolkit: gym.make, check_env, vector envs, splits, the three
+wrappers and self-questioning's hindsight path."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import evolver_gym  # noqa: F401  (registers the ids)
+from evolver_gym.bfcl.env import BFCLEnv
+from evolver_gym.bfcl.policies import RandomCaller
+from evolver_gym.bfcl.tasks import split_table
+from evolver_gym.core.trajectory import record_episode
+from wrappers.attribution import Attribution, OracleAttributor
+from wrappers.questioning import CurriculumConfig, SelfQuestioning, TaskPool
+from wrappers.questioning.filters import Feasibility
+from wrappers.questioning.proposers import HindsightProposer
+
+
+def test_gym_make_and_check_env():
+    env = gym.make("evolver/BFCL-v0", categories=("base",))
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=0)
+    assert info["task"]["split"] == "train" and "reference" not in info["task"]
+    env.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_vector_envs_play_the_oracle(kind):
+    fns = [lambda: gym.make("evolver/BFCL-v0", categories=("miss_param",)) for _ in range(2)]
+    venv = gym.vector.SyncVectorEnv(fns) if kind == "sync" else gym.vector.AsyncVectorEnv(fns, shared_memory=False)
+    try:
+        task = BFCLEnv(categories=("miss_param",)).tasks("train")[0]
+        obs, infos = venv.reset(options={"task_id": task.task_id})
+        assert all(task.instruction in o for o in obs)
+        # The second env replaces the first calls by an unknown function (an error result, the same steps).
+        first = next(i for i, a in enumerate(task.reference) if a.startswith("["))
+        other = [("[no_such_function()]" if i == first else a) for i, a in enumerate(task.reference)]
+        for action, wrong in zip(task.reference, other):
+            obs, rewards, term, trunc, infos = venv.step([action, wrong])
+        assert term.all() and list(rewards) == [1.0, 0.0] and list(infos["success"]) == [True, False]
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("scheme", ["entry", "class"])
+def test_splits_are_disjoint_and_keep_a_scenario_together(scheme):
+    table = split_table(scheme, 0)
+    assert sorted(i for v in table.values() for i in v) == list(range(200))
+    env = BFCLEnv(split_scheme=scheme)
+    ids = {s: {t.goal["entry_id"].rsplit("_", 1)[1] for t in env.tasks(s)} for s in ("train", "dev", "test")}
+    assert not (ids["train"] & ids["test"]) and not (ids["train"] & ids["dev"])
+    assert len(env.tasks("test")) == 4 * len(table["test"])
+    if scheme == "class":
+        held = env.profile()["held_out_classes"]["test"]
+        assert all(not set(held) & set(t.goal["involved_classes"]) for t in env.tasks("train"))
+    assert split_table(scheme, 1) != table  # the seed draws the split
+
+
+def test_profile_lists_classes_and_docs():
+    profile = BFCLEnv().profile()
+    assert "GorillaFileSystem" in profile["entities"] and "ls" in profile["operations"]["GorillaFileSystem"]
+    assert profile["splits"] == {"train": 480, "dev": 160, "test": 160}
+
+
+def test_hindsight_task_is_checkable_and_feeds_self_questioning():
+    env = BFCLEnv(categories=("base",))
+    try:
+        parent = env.tasks("train")[0]
+        traj = record_episode(env, RandomCaller(np.random.default_rng(1)), options={"task": parent})
+        candidates, why = HindsightProposer(env).propose(traj)
+        assert why is None and len(candidates) == 1
+        task = candidates[0].task
+        assert task.origin == "synthetic" and task.parent_id == parent.task_id and task.goal["ground_truth"]
+        assert Feasibility(env).check(candidates) == [None]  # its reference replays to the checker's pass
+        pool = TaskPool(None)
+        pool.add_many([task])
+        wrapped = Attribution(SelfQuestioning(BFCLEnv(categories=("base",)), pool, CurriculumConfig(seed_ratio=0.0)),
+                              OracleAttributor())
+        obs, info = wrapped.reset(seed=0)
+        assert info["questioning"]["task_id"] == task.task_id and task.instruction in obs
+        for action in task.reference:
+            obs, reward, term, trunc, info = wrapped.step(action)
+        assert term and reward == 1.0 and info["success"] and "attribution" in info
+        _, info = wrapped.reset(options={"task_id": task.task_id})
+        *_, info = wrapped.step("Nothing to do.")
+        while "evaluation" not in info:
+            *_, info = wrapped.step("Nothing to do.")
+        assert info["success"] is False
+        wrapped.close()
+    finally:
+        env.close()

@@ -21,4 +21,14 @@ elif ! python -m pip install -q -c "$CONSTRAINTS" -e ".[all,dev,docs]"; then
        "versions instead (seeds then need not reproduce the figures in benchmarks/RESULTS.md)" >&2
   python -m pip install -q -e ".[all,dev,docs]"
 fi
+# The Diplomacy engine (arena.diplomacy_v0): AGPL-3.0, so outside `all` and never bundled; the
+# arena.diplomacy tests skip without it. EVOLVER_DIPLOMACY=0 leaves it out.
+if [ "${EVOLVER_DIPLOMACY:-1}" != 0 ]; then
+  python -m pip install -q ${CONSTRAINTS:+-c "$CONSTRAINTS"} -e ".[diplomacy]" ||
+    echo "setup: the diplomacy engine did not install; the arena.diplomacy tests will skip" >&2
+fi
+# BFCL-v3 multi-turn (evolver/BFCL-v0): bfcl-eval without its dependency tree, whose pins (numpy 1.26.4,
+# hosted-LLM SDKs) must not enter this environment (docs/bfcl.md). BFCL_SPEC= (empty) skips it.
+BFCL_SPEC=${BFCL_SPEC-bfcl-eval==2026.3.23}
+[ -z "$BFCL_SPEC" ] || python -m pip install -q --no-deps "$BFCL_SPEC"
 echo "evolver-gym installed in $(pwd)/.venv"

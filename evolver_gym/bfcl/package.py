@@ -59,13 +59,16 @@ class BFCLUnavailable(ImportError):
 
 def bfcl_available() -> bool:
     """Whether ``bfcl-eval`` is installed (without importing it)."""
-    return importlib.util.find_spec("bfcl_eval") is not None
+    try:
+        return importlib.util.find_spec("bfcl_eval") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 @functools.cache
 def require_package() -> Path:
     """The folder of the installed ``bfcl_eval`` package; :class:`BFCLUnavailable` when it is missing."""
-    spec = importlib.util.find_spec("bfcl_eval")
+    spec = importlib.util.find_spec("bfcl_eval") if bfcl_available() else None
     if spec is None or not spec.submodule_search_locations:
         raise BFCLUnavailable(f"the BFCL environment needs the bfcl-eval package: {INSTALL_HINT}")
     root = Path(next(iter(spec.submodule_search_locations)))

@@ -20,7 +20,8 @@ HNSW graph that every search visits. ``BULK_POOL_SETTINGS`` (``sealProportion`` 
 the default, because a small pool that is never flushed (a training run's) then
 loses Milvus's temporary index on its growing segment: a search over 10k unflushed rows took 15 ms
 instead of 2.4 ms (``benchmarks/results/experience_server.md``).
-Command line (blocks until Ctrl-C)::
+Command line (blocks until Ctrl-C, SIGTERM or SIGHUP, each of which stops the Milvus process and frees
+its ports before the launcher exits)::
 
     python -m wrappers.navigation.local_server --dir /var/lib/evolver-milvus [--set KEY=VALUE ...]
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import time
 import urllib.request
@@ -201,15 +203,24 @@ def _parse_setting(text: str) -> tuple[str, str]:
     return key, value
 
 
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    # SystemExit unwinds through ``with LocalMilvusServer(...)``, whose exit stops the server process.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run a local Milvus standalone server for a shared experience pool.")
     parser.add_argument("--dir", required=True, help="data directory of the server")
     parser.add_argument("--set", type=_parse_setting, nargs="*", default=[], metavar="KEY=VALUE",
                         help="milvus.yaml setting by dotted key, e.g. dataCoord.segment.sealProportion=0.5")
     args = parser.parse_args(argv)
+    # A service manager, a job scheduler or `kill` sends SIGTERM (a closed terminal SIGHUP): without a handler
+    # the launcher would die at once and leave the Milvus binary running, holding its ports.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     with LocalMilvusServer(args.dir, settings=dict(args.set)) as server:
         print(f"Milvus server at {server.uri} (pid {server.pid}, started in {server.startup_seconds:.1f} s, "
-              f"data in {server.base_dir}); Ctrl-C stops it", flush=True)
+              f"data in {server.base_dir}); Ctrl-C or SIGTERM stops it", flush=True)
         try:
             while True:
                 time.sleep(3600)

@@ -36,6 +36,7 @@ from typing import Any
 
 from trl import ModelConfig
 
+from .checkpoints import resolve_resume
 from .config import NO_TASK_SPLIT
 from .errors import (
     ConfigError,
@@ -221,8 +222,8 @@ def _check_run(run: RunConfig) -> None:
         raise ConfigError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
     if model.model_name_or_path != "tiny":
         check_local_path(model.model_name_or_path, "model_name_or_path", hub_names=True)
-    if train.resume_from_checkpoint not in (None, "", "True", "true", True):
-        check_local_path(str(train.resume_from_checkpoint), "resume_from_checkpoint")
+    # true/True: the last complete checkpoint of output_dir; a folder: it must hold a complete checkpoint
+    resolve_resume(train.resume_from_checkpoint, train.output_dir, report=lambda line: None)
     if train.task_split == NO_TASK_SPLIT:
         _check_no_task_split(run)
     if train.sft:
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"before RL: {json.dumps({k: v for k, v in before.items() if k != 'sample'})}", flush=True)
     print(f"== GRPO: {config.max_steps} steps, {config.per_device_train_batch_size // config.num_generations} tasks x "
           f"G={config.num_generations}, mechanisms: {', '.join(config.wrappers) or 'none (plain GRPO)'} ==", flush=True)
-    trainer.train(resume_from_checkpoint=config.resume_from_checkpoint)
+    trainer.train(resume_from_checkpoint=resolve_resume(config.resume_from_checkpoint, config.output_dir))
     trainer.save_model(config.output_dir)
     tokenizer.save_pretrained(config.output_dir)
     after = None

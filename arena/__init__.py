@@ -1,6 +1,8 @@
 """Multi-agent games on PettingZoo, with single-seat Gymnasium views.
 
 * ``arena.avalon_v0`` - Avalon as a PettingZoo module (``env``, ``raw_env``, ``parallel_env``).
+* ``arena.diplomacy_v0`` - Diplomacy as a PettingZoo module (needs the optional AGPL-3.0 ``diplomacy``
+  engine: ``pip install 'evolver-gym[diplomacy]'``).
 * ``arena.avalon`` - the rules engine, bots, LLM seats, tournaments and the web viewer.
 * ``arena.train`` - several seats learning at once (``evolver arena train``).
 
@@ -9,8 +11,8 @@ Importing ``arena`` registers:
 * Gymnasium ``evolver/AvalonSeat-v0`` (one Avalon seat as a text environment):
   ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena`` or ``import evolver_gym`` (which
   registers it by a string entry point, without importing this package);
-* PettingZoo (1.27+ registry) ``arena/avalon-v0`` for both ``pettingzoo.make("aec", ...)`` and
-  ``pettingzoo.make("parallel", ...)``.
+* PettingZoo (1.27+ registry) ``arena/avalon-v0`` and ``arena/diplomacy-v0`` for both
+  ``pettingzoo.make("aec", ...)`` and ``pettingzoo.make("parallel", ...)``.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ def _register_pettingzoo() -> None:
         from pettingzoo.env_registry import registration as pz_registry
     except ImportError:  # pettingzoo is the 'arena' extra; older versions have no registry
         return
-    for env_type, entry in (("aec", "arena.avalon_v0:env"), ("parallel", "arena.avalon_v0:parallel_env")):
-        table = pz_registry.aec_registry if env_type == "aec" else pz_registry.parallel_registry
-        if "arena/avalon-v0" not in table:
-            pettingzoo.register(env_type, "arena/avalon-v0", entry_point=entry)
+    for game in ("avalon", "diplomacy"):
+        for env_type, entry in (("aec", f"arena.{game}_v0:env"), ("parallel", f"arena.{game}_v0:parallel_env")):
+            table = pz_registry.aec_registry if env_type == "aec" else pz_registry.parallel_registry
+            if f"arena/{game}-v0" not in table:
+                pettingzoo.register(env_type, f"arena/{game}-v0", entry_point=entry)
 
 
 _register_pettingzoo()

@@ -1,0 +1,259 @@
+"""arena.diplomacy_v0: PettingZoo API, adjudication spot-checks (DATC cases), order and press
+handling, privacy of press, bots, tournaments and the viewer. Skipped without the optional engine."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+pytest.importorskip("diplomacy", reason="the optional AGPL 'diplomacy' engine is not installed")
+
+from pettingzoo.test import api_test, parallel_api_test  # noqa: E402
+
+from arena import diplomacy_v0  # noqa: E402
+from arena.diplomacy.bots import make_bot  # noqa: E402
+from arena.diplomacy.game import POWERS, DiplomacyConfig, DiplomacyGame  # noqa: E402
+from arena.diplomacy.orders import check_orders, read_press  # noqa: E402
+from arena.diplomacy.play import play_game  # noqa: E402
+from arena.diplomacy.tournament import run_tournament  # noqa: E402
+from arena.diplomacy.viewer import phase_svg, serve_record  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _aec_play(env, replies):
+    """Step an AEC env; ``replies(agent, obs, info)`` gives each live power's action."""
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        env.step(None if term or trunc else replies(agent, obs, info))
+
+
+# -- PettingZoo API ---------------------------------------------------------------------------
+@pytest.mark.parametrize("press_rounds", [0, 1])
+def test_api_tests_pass(press_rounds):
+    api_test(diplomacy_v0.env(max_year=1902, press_rounds=press_rounds), num_cycles=300)
+    parallel_api_test(diplomacy_v0.parallel_env(max_year=1902, press_rounds=press_rounds), num_cycles=300)
+
+
+def test_pettingzoo_registry_makes_both_views():
+    import pettingzoo
+
+    import arena  # noqa: F401 - registers arena/diplomacy-v0
+
+    aec = pettingzoo.make("aec", "arena/diplomacy-v0", max_year=1901)
+    par = pettingzoo.make("parallel", "arena/diplomacy-v0", max_year=1901)
+    aec.reset(seed=0)
+    obs, _ = par.reset(seed=0)
+    assert aec.agent_selection == "austria" and set(obs) == set(diplomacy_v0.raw_env().possible_agents)
+
+
+def test_constructor_arguments_are_checked():
+    with pytest.raises(ValueError, match="max_year"):
+        diplomacy_v0.env(max_year=1800)
+    with pytest.raises(ValueError, match="press_rounds"):
+        diplomacy_v0.env(press_rounds=-1)
+    with pytest.raises(ValueError, match="render_mode"):
+        diplomacy_v0.env(render_mode="png")
+    e = diplomacy_v0.raw_env()
+    with pytest.raises(ValueError, match="unknown powers"):
+        e.reset(options={"start": {"units": {"PRUSSIA": ["A BER"]}}})
+    with pytest.raises(ValueError, match="S1901M"):
+        e.reset(options={"start": {"phase": "spring"}})
+
+
+# -- adjudication spot-checks (DATC cases, through the environment) -----------------------------
+def _one_phase(start, orders):
+    """Play one movement phase from ``start`` with ``{power: orders text}``; return the game."""
+    e = diplomacy_v0.raw_env(max_year=1905)
+    e.reset(seed=0, options={"start": start})
+    g = e.game
+    while g.phase == start.get("phase", "S1901M") and not g.done:
+        agent = e.agent_selection
+        e.step(orders.get(agent.upper(), "PASS"))
+        assert e.infos[agent]["error"] == "", e.infos[agent]["error"]
+    return g
+
+
+def test_datc_6_a_1_move_to_a_non_neighbour_is_refused():
+    e = diplomacy_v0.raw_env(max_year=1905)
+    e.reset(options={"start": {"units": {"ENGLAND": ["F NTH"]}}})
+    assert e.agent_selection == "england"
+    e.step("F NTH - PIC")
+    assert "not a legal order" in e.infos["england"]["error"]
+    assert e.infos["england"]["invalid_actions"] == 1 and e.agent_selection == "england"  # asked again
+    assert "F NTH - PIC" not in e.infos["england"]["legal_actions"]
+
+
+def test_datc_6_a_11_simple_bounce():
+    g = _one_phase(
+        {"units": {"AUSTRIA": ["A VIE"], "ITALY": ["A VEN"]}},
+        {"AUSTRIA": "A VIE - TYR", "ITALY": "A VEN - TYR"},
+    )
+    assert g.units("AUSTRIA") == ["A VIE"] and g.units("ITALY") == ["A VEN"]
+    assert g.history[-1]["results"] == {"A VIE": ["bounce"], "A VEN": ["bounce"]}
+
+
+def test_datc_6_c_1_three_army_circular_movement():
+    g = _one_phase(
+        {"units": {"TURKEY": ["F ANK", "A CON", "A SMY"]}},
+        {"TURKEY": "F ANK - CON\nA CON - SMY\nA SMY - ANK"},
+    )
+    assert sorted(g.units("TURKEY")) == ["A ANK", "A SMY", "F CON"]
+
+
+def test_datc_6_d_1_supported_hold_can_prevent_dislodgement():
+    g = _one_phase(
+        {"units": {"AUSTRIA": ["F ADR", "A TRI"], "ITALY": ["A VEN", "A TYR"]}},
+        {"AUSTRIA": "F ADR S A TRI - VEN\nA TRI - VEN", "ITALY": "A VEN H\nA TYR S A VEN"},
+    )
+    assert "A VEN" in g.units("ITALY") and "A TRI" in g.units("AUSTRIA")
+    assert g.phase == "F1901M"  # nobody dislodged: no retreat phase
+
+
+def test_convoyed_army_crosses_the_north_sea():
+    g = _one_phase(
+        {"units": {"ENGLAND": ["A LON", "F NTH"]}},
+        {"ENGLAND": "A LON - BEL VIA\nF NTH C A LON - BEL"},
+    )
+    assert sorted(g.units("ENGLAND")) == ["A BEL", "F NTH"]
+
+
+def test_dislodged_unit_retreats_but_not_where_the_attack_came_from():
+    e = diplomacy_v0.raw_env(max_year=1905)
+    e.reset(options={"start": {"units": {"AUSTRIA": ["A BOH", "A TYR"], "GERMANY": ["A MUN"]}}})
+    _orders = {"austria": "A BOH - MUN\nA TYR S A BOH - MUN", "germany": "A MUN H"}
+    while e.game.phase == "S1901M":
+        e.step(_orders[e.agent_selection])
+    g = e.game
+    assert g.phase == "S1901R" and e.agent_selection == "germany"
+    legal = e.infos["germany"]["legal_actions"]
+    assert "A MUN D" in legal and "A MUN R BOH" not in legal and "A MUN R RUH" in legal
+    e.step("A MUN R RUH")
+    assert g.units("GERMANY") == ["A RUH"] and "A MUN" in g.units("AUSTRIA")
+
+
+# -- orders, press, retries -------------------------------------------------------------------
+def test_order_reader_accepts_legal_lines_in_any_case_and_refuses_the_rest():
+    g = DiplomacyGame()
+    reply = "<think>A PAR - MUN</think>ORDERS: a par - bur; - F BRE  -  MAO\nA MAR H"
+    orders, errors = check_orders(g, "FRANCE", reply)
+    assert orders == ["A PAR - BUR", "F BRE - MAO", "A MAR H"] and errors == []
+    orders, errors = check_orders(g, "FRANCE", "A MUN - BUR\nA PAR - BUR\nA PAR H\nhello")
+    assert orders == ["A PAR - BUR"] and len(errors) == 3
+    assert check_orders(g, "FRANCE", "PASS") == ([], [])
+    assert check_orders(g, "FRANCE", 17)[1] == ["orders must be text, got int"]
+
+
+def test_builds_are_limited_to_the_power_s_count():
+    g = DiplomacyGame(start={"phase": "W1901A", "units": {"FRANCE": ["A PAR"]},
+                             "centers": {"FRANCE": ["PAR", "MAR", "BRE", "SPA"]}})
+    assert g.acting == ["FRANCE"] and g.builds("FRANCE") == 3
+    orders, errors = check_orders(g, "FRANCE", "A MAR B\nF BRE B\nWAIVE\nA MAR B")
+    assert orders == ["A MAR B", "F BRE B", "WAIVE"] and len(errors) == 1
+
+
+def test_press_reader():
+    sent, errors = read_press("TO england: hi\nTO ALL:  peace \nTO PRUSSIA: x\nTO FRANCE: me\nhello", "FRANCE", 3)
+    assert sent == [("ENGLAND", "hi"), ("ALL", "pea")]
+    assert len(errors) == 3
+
+
+def test_env_survives_garbage_and_retries_then_drops_bad_lines():
+    e = diplomacy_v0.raw_env(max_year=1901, max_retries=1)
+    e.reset(seed=0)
+    e.step(12345)  # not text: asked again
+    assert e.agent_selection == "austria" and "must be text" in e.infos["austria"]["error"]
+    e.step("A VIE - GAL\nnonsense")  # second try: the good line is played, the bad one dropped
+    assert e.agent_selection == "england" and "dropped" in e.infos["austria"]["error"]
+    assert e.infos["austria"]["invalid_actions"] == 2
+    assert e.game.submitted["AUSTRIA"] == ["A VIE - GAL"]
+    rng = np.random.default_rng(0)
+    _aec_play(e, lambda a, o, i: "".join(rng.choice(list("AFPRS- \n;<>xyz"), size=30)))
+    assert e.game.done
+
+
+def test_press_reaches_only_its_readers():
+    e = diplomacy_v0.raw_env(max_year=1901, press_rounds=1)
+    e.reset(seed=0)
+    assert e.infos["austria"]["stage"] == "press"
+    notes = {"austria": "TO ITALY: secret alpine deal", "france": "TO ALL: public hello"}
+    for _ in POWERS:
+        e.step(notes.get(e.agent_selection, "PASS"))
+    assert e.game.stage == "orders"
+    text = {a: e.observe(a)["text"] for a in e.possible_agents}
+    for a in e.possible_agents:
+        assert ("secret alpine deal" in text[a]) == (a in ("austria", "italy")), a
+        assert "public hello" in text[a]
+    # the feature vectors do not carry press at all
+    np.testing.assert_array_equal(e.observe("germany")["observation"][:-16], e.observe("italy")["observation"][:-16])
+
+
+def test_parallel_step_adjudicates_simultaneous_orders():
+    e = diplomacy_v0.parallel_env(max_year=1901)
+    e.reset(seed=0)
+    _, rewards, terms, _, infos = e.step({"france": "A PAR - BUR", "germany": "A MUN - BUR\nbad line"})
+    assert infos["france"]["phase"] == "F1901M" and not any(terms.values())
+    assert e.game.history[-1]["results"]["A PAR"] == ["bounce"]
+    assert infos["germany"]["invalid_actions"] == 1 and "dropped" in infos["germany"]["error"]
+    while e.agents:
+        _, rewards, terms, _, infos = e.step({a: "PASS" for a in e.agents})
+    assert all(terms.values()) and abs(sum(rewards.values()) - 1.0) < 1e-9
+
+
+# -- bots, games, tournaments -----------------------------------------------------------------
+def test_games_are_deterministic_and_bots_only_play_legal_orders():
+    players = lambda: [make_bot("rule" if i % 2 else "random") for i in range(7)]  # noqa: E731
+    a = play_game(players(), config=DiplomacyConfig(max_year=1903), seed=5)
+    b = play_game(players(), config=DiplomacyConfig(max_year=1903), seed=5)
+    assert json.dumps(a["record"], sort_keys=True) == json.dumps(b["record"], sort_keys=True)
+    assert a["invalid_actions"] == [0] * 7
+    assert a["end_reason"] == "year_limit" and abs(sum(a["scores"].values()) - 1.0) < 1e-9
+
+
+def test_rule_bots_beat_random_bots(tmp_path):
+    out = tmp_path / "results.jsonl"
+    summary = run_tournament(["rule", "random"], num_games=14, config=DiplomacyConfig(max_year=1904), out=out)
+    rule, rnd = summary["entrants"]["rule"], summary["entrants"]["random"]
+    assert rule["power_games"] == rnd["power_games"] == 49
+    assert rule["score"]["mean"] > 2 * rnd["score"]["mean"]
+    assert rule["mean_centers"] > rnd["mean_centers"]
+    assert summary["elo"]["rule"] > summary["elo"]["random"]
+    assert rule["invalid_actions"] == rnd["invalid_actions"] == 0
+    lines = out.read_text().splitlines()
+    again = run_tournament(["rule", "random"], num_games=14, config=DiplomacyConfig(max_year=1904), out=out)
+    assert again == summary and out.read_text().splitlines() == lines  # resumed: nothing replayed
+    with pytest.raises(ValueError, match="another tournament"):
+        run_tournament(["rule", "random"], num_games=14, config=DiplomacyConfig(max_year=1905), out=out)
+
+
+# -- rendering and the viewer -----------------------------------------------------------------
+def test_render_modes():
+    e = diplomacy_v0.raw_env(max_year=1901, render_mode="svg")
+    e.reset(seed=0)
+    e.step("A VIE - GAL")
+    assert e.render().lstrip().startswith("<?xml") and "</svg>" in e.render()
+    e = diplomacy_v0.raw_env(max_year=1901, render_mode="ansi")
+    e.reset(seed=0)
+    assert "FRANCE: 3 centres" in e.render()
+
+
+def test_viewer_serves_the_map_of_every_phase():
+    rec = play_game([make_bot("rule") for _ in range(7)], config=DiplomacyConfig(max_year=1901), seed=0)["record"]
+    assert "<svg" in phase_svg(rec, 1)
+    with pytest.raises(ValueError, match="phase index"):
+        phase_svg(rec, len(rec["phases"]) + 1)
+    with serve_record(rec) as server:
+        page = urllib.request.urlopen(server.url, timeout=10).read().decode()
+        assert "DIPLOMACY_INITIAL" in page
+        game = json.loads(urllib.request.urlopen(server.url + "api/game", timeout=10).read())
+        assert [p["phase"] for p in game["phases"]] == [p["phase"] for p in rec["phases"]]
+        svg = urllib.request.urlopen(server.url + "svg/0", timeout=30)
+        assert svg.headers["Content-Type"] == "image/svg+xml" and b"</svg>" in svg.read()
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(server.url + "svg/999", timeout=10)
+    with pytest.raises(ValueError, match="not a Diplomacy"):
+        serve_record({"events": []})

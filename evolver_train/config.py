@@ -27,7 +27,7 @@ from trl import GRPOConfig
 
 from wrappers.plugin import json_mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, check_ranges
 
 __all__ = ["EvolverGRPOConfig", "ConfigError", "NO_TASK_SPLIT"]
 
@@ -215,6 +215,7 @@ class EvolverGRPOConfig(GRPOConfig):
             self.activation_checkpointing = True  # TRL's GPU default
         # The episode budget is the completion length the loss normaliser (dr_grpo) refers to.
         self.max_completion_length = self.max_episode_tokens
+        check_ranges(self)  # TRL's numeric settings against their documented ranges, before TRL's code reads them
         try:
             super().__post_init__()
         except ConfigError:

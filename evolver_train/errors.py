@@ -6,6 +6,9 @@
 * ``coerce_yaml_value`` - a YAML value checked (and converted) by the flag's own argparse type.
 * ``unknown_key`` - the error for a key no option has, with the closest known names.
 * ``check_env_id`` / ``check_local_path`` - the environment is registered; a path that looks local exists.
+* ``SETTING_RANGES`` / ``check_ranges`` - the documented range of each numeric TRL, transformers and LoRA
+  setting a run reads, checked before TRL's own code sees the value (``num_generations: 0`` would divide
+  by zero, ``temperature: -1`` would start a run).
 
 Nothing here imports torch or TRL, so the checks stay cheap.
 
@@ -24,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 __all__ = ["ConfigError", "OneLineErrors", "read_yaml", "coerce_yaml_value", "unknown_key", "check_env_id",
-           "check_local_path", "escape_help"]
+           "check_local_path", "escape_help", "SETTING_RANGES", "check_ranges", "describe_range"]
 
 
 class ConfigError(ValueError):
@@ -143,3 +146,91 @@ def check_local_path(value: str | None, key: str, *, hub_names: bool = False) ->
             pass
         raise ConfigError(f"{key}: no such folder {value!r}, and no hub model of that name in the local cache")
     raise ConfigError(f"{key}: no such file or folder {value!r}")
+
+
+# name -> (lowest, lowest allowed?, highest, highest allowed?, None allowed?); None: unbounded on that side.
+# The ranges TRL, transformers and PEFT document for the numeric settings ``evolver train`` passes on.
+SETTING_RANGES: dict[str, tuple[float | None, bool, float | None, bool, bool]] = {
+    "num_generations": (2, True, None, False, False),  # GRPO compares completions of one task: 2 at least
+    "num_generations_eval": (1, True, None, False, True),
+    "per_device_train_batch_size": (1, True, None, False, False),
+    "per_device_eval_batch_size": (1, True, None, False, False),
+    "gradient_accumulation_steps": (1, True, None, False, False),
+    "generation_batch_size": (1, True, None, False, True),
+    "steps_per_generation": (1, True, None, False, True),
+    "num_iterations": (1, True, None, False, False),
+    "num_train_epochs": (0, False, None, False, False),
+    "max_completion_length": (1, True, None, False, True),
+    "temperature": (0, True, None, False, False),  # 0: greedy
+    "evolver_eval_temperature": (0, True, None, False, False),
+    "top_p": (0, False, 1, True, False),
+    "top_k": (0, True, None, False, True),  # 0: off
+    "min_p": (0, True, 1, True, True),
+    "repetition_penalty": (0, False, None, False, False),
+    "beta": (0, True, None, False, False),
+    "epsilon": (0, True, None, False, False),
+    "epsilon_high": (0, True, None, False, True),
+    "delta": (0, False, None, False, True),
+    "top_entropy_quantile": (0, True, 1, True, False),
+    "warmup_steps": (0, True, None, False, False),
+    "weight_decay": (0, True, None, False, False),
+    "adam_beta1": (0, True, 1, False, False),
+    "adam_beta2": (0, True, 1, False, False),
+    "adam_epsilon": (0, True, None, False, False),
+    "max_grad_norm": (0, True, None, False, False),
+    "logging_steps": (0, False, None, False, False),
+    "save_steps": (0, False, None, False, False),
+    "eval_steps": (0, False, None, False, True),
+    "save_total_limit": (0, True, None, False, True),
+    "dataloader_num_workers": (0, True, None, False, False),
+    "vllm_gpu_memory_utilization": (0, False, 1, True, False),
+    "vllm_server_port": (0, True, 65535, True, False),
+    "vllm_group_port": (0, True, 65535, True, False),
+    "vllm_server_timeout": (0, False, None, False, False),
+    "lora_r": (1, True, None, False, False),
+    "lora_alpha": (0, False, None, False, False),
+    "lora_dropout": (0, True, 1, False, False),
+}
+
+
+def describe_range(name: str) -> str:
+    """The documented range of ``name`` in words.
+
+    Example:
+        >>> describe_range("top_p"), describe_range("save_total_limit")
+        ('in (0, 1]', '>= 0 or None')
+    """
+    low, low_in, high, high_in, none_ok = SETTING_RANGES[name]
+    if low is not None and high is not None:
+        text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+    elif low is not None:
+        text = f"{'>=' if low_in else '>'} {low:g}"
+    else:
+        text = f"{'<=' if high_in else '<'} {high:g}"
+    return text + (" or None" if none_ok else "")
+
+
+def check_ranges(config: Any, names: Iterable[str] | None = None) -> None:
+    """Raise ``ConfigError`` naming the first setting of ``config`` outside its documented range.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> check_ranges(SimpleNamespace(num_generations=0, temperature=1.0))
+        Traceback (most recent call last):
+        ...
+        evolver_train.errors.ConfigError: num_generations must be >= 2, got 0
+    """
+    for name in SETTING_RANGES if names is None else names:
+        if not hasattr(config, name):
+            continue
+        value = getattr(config, name)
+        low, low_in, high, high_in, none_ok = SETTING_RANGES[name]
+        if value is None and none_ok:
+            continue
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+        if ok and low is not None:
+            ok = value >= low if low_in else value > low
+        if ok and high is not None:
+            ok = value <= high if high_in else value < high
+        if not ok:
+            raise ConfigError(f"{name} must be {describe_range(name)}, got {value!r}")

@@ -347,6 +347,27 @@ class BFCLEnv(gym.Env[str, str]):
             return list(task.reference)
         return oracle_actions(task_entry(task)[1])
 
+    def reference_policies(self) -> dict[str, Any]:
+        """Baselines as ``policy(observation, info) -> reply`` (what ``evolver play`` scores): ``oracle`` (the
+        ground truth's replies), ``random`` (:class:`~evolver_gym.bfcl.policies.RandomCaller`, seeded by the
+        task id) and ``do_nothing`` (a hand-back every turn)."""
+        from evolver_gym.core.seeding import make_rng
+
+        from .policies import RandomCaller
+
+        def oracle(observation: str, info: dict[str, Any]) -> str:
+            plan = self.oracle()
+            return plan[info["step"]] if info["step"] < len(plan) else HANDBACK
+
+        state: dict[str, Any] = {}
+
+        def random(observation: str, info: dict[str, Any]) -> str:
+            if info["step"] == 0:
+                state["caller"] = RandomCaller(make_rng("bfcl-random", info["task"]["task_id"]))
+            return state["caller"](observation, info)
+
+        return {"oracle": oracle, "random": random, "do_nothing": lambda observation, info: HANDBACK}
+
     def profile(self) -> dict[str, Any]:
         """The API classes and their function docs (for explorers and proposers), and the splits."""
         from .package import function_docs

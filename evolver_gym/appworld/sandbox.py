@@ -15,6 +15,15 @@ Fault semantics: a timeout or any other death of the worker kills it (the whole 
 worker cannot create processes) and is reported once; the cell is never re-run and earlier cells are
 never replayed, so no API call runs twice. The next cell runs in a fresh interpreter, and its
 observation starts with :data:`RESTART_NOTICE`.
+
+The host keeps its limits on its own, whatever the worker sends or refuses to read: every read and
+write on the worker's socket is non-blocking and bounded by the cell's deadline (``wall_s`` plus
+``grace_s``), checked again before each message, so neither a worker that never reads its replies
+nor one that streams frames without end (or trickles one byte by byte) holds the host past it;
+``max_calls`` is counted by the host, which answers a call past it with a 429 without running it;
+the host keeps no reply once it is sent, and a step may receive at most ``max_step_reply_bytes`` of
+replies (a call made past that budget gets a 429 and is not run; a single reply larger than the
+budget is replaced by a 413, its API having run).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import secrets
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -32,7 +42,6 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +70,12 @@ class SandboxConfig:
     max_output: int = field(default=20000, metadata={"help": "Characters of printed output kept per cell."})
     max_calls: int = field(default=1000, metadata={"help": "API calls allowed per cell."})
     max_request_bytes: int = field(default=100_000, metadata={"help": "Bytes of one API call's JSON arguments."})
+    max_step_reply_bytes: int = field(
+        default=64 * 2**20,
+        metadata={
+            "help": "Bytes of API replies one cell may receive; a call made past it gets a 429 and is not run."
+        },
+    )
     grace_s: float = field(
         default=1.0,
         metadata={"help": "Seconds past wall_s the host waits for the worker's own report before killing it."},
@@ -75,7 +90,8 @@ class SandboxConfig:
         for name in ("wall_s", "cpu_s", "grace_s"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"SandboxConfig.{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("memory_mb", "max_output", "max_calls", "max_request_bytes", "episode_cpu_s", "uid"):
+        for name in ("memory_mb", "max_output", "max_calls", "max_request_bytes", "max_step_reply_bytes",
+                     "episode_cpu_s", "uid"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"SandboxConfig.{name} must be a positive int, got {getattr(self, name)!r}")
         self.disable = tuple(self.disable)
@@ -89,12 +105,13 @@ class CellResult:
     """Outcome of one cell: the observation, ``fault`` (None or its kind) and ``restarted``.
 
     ``restarted`` is true when this cell ran in a fresh interpreter because the previous one died
-    (or when this cell's fault killed it).
+    (or when this cell's fault killed it). ``calls`` lists ``(app, api, status)`` for each API call
+    the host answered (names cut to 200 characters; arguments and replies are not kept).
     """
 
     output: str
     fault: str | None = None
-    calls: list[tuple[str, str, Any, int, Any]] = field(default_factory=list)
+    calls: list[tuple[str, str, int]] = field(default_factory=list)
     restarted: bool = False
 
     @property
@@ -106,10 +123,82 @@ class _WorkerGone(Exception):
     pass
 
 
+class _Channel:
+    """The host's end of a worker's socket: length-prefixed frames, each read and write bounded by a deadline.
+
+    The frames are those of ``multiprocessing.connection`` (a 4-byte big-endian length, or -1 and an
+    8-byte one), which the worker speaks. The socket is non-blocking: ``send`` and ``recv`` wait only
+    until ``deadline`` (``time.monotonic()``) and then raise ``TimeoutError``, however the worker
+    behaves. A frame longer than ``max_frame`` is refused from its header, before it is read.
+    """
+
+    _CHUNK = 1 << 18
+
+    def __init__(self, sock: socket.socket):
+        sock.setblocking(False)
+        self.sock = sock
+        self.buf = bytearray()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, data: bytes, deadline: float) -> None:
+        n = len(data)
+        header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
+        view = memoryview(header + data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            try:
+                view = view[self.sock.send(view) :]
+            except BlockingIOError:  # the worker is not reading: wait for room, at most until the deadline
+                select.select([], [self.sock], [], remaining)
+            except OSError as e:
+                raise _WorkerGone(str(e)) from e
+
+    def recv(self, max_frame: int, deadline: float) -> bytes:
+        while True:
+            frame = self._frame(max_frame)
+            if frame is not None:
+                return frame
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.sock], [], [], remaining)[0]:
+                raise TimeoutError
+            try:
+                chunk = self.sock.recv(self._CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError as e:
+                raise _WorkerGone(str(e)) from e
+            if not chunk:
+                raise _WorkerGone("the worker closed its socket")
+            self.buf += chunk
+
+    def _frame(self, max_frame: int) -> bytes | None:
+        """The next whole frame in the buffer, or None while it is incomplete."""
+        if len(self.buf) < 4:
+            return None
+        (size,) = struct.unpack_from("!i", self.buf)
+        start = 4
+        if size == -1:
+            if len(self.buf) < 12:
+                return None
+            (size,) = struct.unpack_from("!Q", self.buf, 4)
+            start = 12
+        if not 0 <= size <= max_frame:
+            raise _WorkerGone(f"bad message length {size} (at most {max_frame})")
+        if len(self.buf) < start + size:
+            return None
+        frame = bytes(self.buf[start : start + size])
+        del self.buf[: start + size]
+        return frame
+
+
 class _Worker:
     """One forked worker: its pid, a pidfd to kill it by, and its socket."""
 
-    def __init__(self, pid: int, conn: Connection):
+    def __init__(self, pid: int, conn: _Channel):
         self.pid = pid
         self.conn = conn
         # a pidfd names this process even after its pid is reused (Linux >= 5.3); plain pids elsewhere
@@ -242,10 +331,10 @@ class Sandbox:
             reply = json.loads(self._ctrl.recv(4096).decode())
         finally:
             theirs.close()
-        return _Worker(int(reply["pid"]), Connection(ours.detach()))
+        return _Worker(int(reply["pid"]), _Channel(ours))
 
     def _ready(self, worker: _Worker) -> _Worker:
-        msg = self._recv(worker, timeout=30.0, cell=None)
+        msg = self._recv(worker, time.monotonic() + 30.0, cell=None)
         if msg.get("op") != "ready" or not isinstance(msg.get("layers"), dict):
             worker.kill()
             raise RuntimeError("the sandbox worker did not start")
@@ -323,24 +412,18 @@ class Sandbox:
         return {"layers": dict(self.layers), "active": [k for k in LAYERS if self.layers.get(k) == "on"]}
 
     # -- messages --------------------------------------------------------------------------------
-    def _send(self, worker: _Worker, msg: dict[str, Any]) -> None:
-        try:
-            worker.conn.send_bytes(json.dumps(msg).encode())
-        except OSError as e:
-            raise _WorkerGone(str(e)) from e
+    def _send(self, worker: _Worker, msg: dict[str, Any], deadline: float) -> None:
+        worker.conn.send(json.dumps(msg).encode(), deadline)
 
-    def _recv(self, worker: _Worker, timeout: float, cell: str | None) -> dict[str, Any]:
-        """The next message of ``cell`` (None: of no cell); everything else is counted and ignored."""
-        deadline = time.monotonic() + timeout
+    def _recv(self, worker: _Worker, deadline: float, cell: str | None) -> dict[str, Any]:
+        """The next message of ``cell`` (None: of no cell) before ``deadline``; everything else is counted and ignored.
+
+        The deadline is checked before every message, so a stream of frames that never ends still ends here.
+        """
         while True:
-            try:
-                if not worker.conn.poll(max(deadline - time.monotonic(), 0.0)):
-                    raise TimeoutError
-                data = worker.conn.recv_bytes(self._max_frame)
-            except (EOFError, OSError) as e:  # TimeoutError is not an OSError here: it is raised above
-                if isinstance(e, TimeoutError):
-                    raise
-                raise _WorkerGone(str(e)) from e
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+            data = worker.conn.recv(self._max_frame, deadline)
             try:
                 msg = json.loads(data)
             except (UnicodeDecodeError, ValueError, RecursionError):
@@ -392,7 +475,8 @@ class Sandbox:
         self._notice = False
         worker, cell = self._worker, secrets.token_hex(8)
         result = CellResult("", restarted=restarted)
-        start = time.monotonic()
+        deadline = time.monotonic() + cfg.wall_s + cfg.grace_s
+        calls = replied = 0  # counted here: an escaped worker's own counts mean nothing
         try:
             self._send(
                 worker,
@@ -407,9 +491,10 @@ class Sandbox:
                     "max_calls": cfg.max_calls,
                     "max_request_bytes": cfg.max_request_bytes,
                 },
+                deadline,
             )
             while True:
-                msg = self._recv(worker, start + cfg.wall_s + cfg.grace_s - time.monotonic(), cell)
+                msg = self._recv(worker, deadline, cell)
                 if msg["op"] == "done":
                     output = msg.get("output")
                     result.output = output if isinstance(output, str) else ""
@@ -421,13 +506,12 @@ class Sandbox:
                 if msg["op"] != "call":
                     self.ignored_messages += 1
                     continue
-                app, api, kwargs = msg.get("app"), msg.get("api"), msg.get("kwargs")
-                if not (isinstance(app, str) and isinstance(api, str) and isinstance(kwargs, dict)):
-                    status, body = 422, {"message": "An API call needs an app name, an API name and keyword arguments."}
-                else:
-                    status, body = handler(app, api, kwargs)
-                result.calls.append((app, api, kwargs, status, body))
-                self._send(worker, {"cell": cell, "status": status, "body": body})
+                calls += 1
+                status, reply = self._answer(msg, cell, handler, calls, replied)
+                replied += len(reply)
+                result.calls.append((str(msg.get("app"))[:200], str(msg.get("api"))[:200], status))
+                worker.conn.send(reply, deadline)
+                del reply  # nothing of a reply stays in the host once it is sent
         except TimeoutError:
             partial = result.output
             self._fault_restart()
@@ -444,6 +528,30 @@ class Sandbox:
         if result.restarted and result.fault not in ("timeout", "crash"):
             result.output = f"{RESTART_NOTICE}\n{result.output}"
         return result
+
+    def _answer(self, msg: dict[str, Any], cell: str, handler: Handler, calls: int, replied: int) -> tuple[int, bytes]:
+        """``(status, reply frame)`` for the ``calls``-th call of a cell that has received ``replied`` bytes."""
+        cfg = self.config
+        app, api, kwargs = msg.get("app"), msg.get("api"), msg.get("kwargs")
+        if calls > cfg.max_calls:
+            status, body = 429, {"message": f"Maximum number of API calls per execution ({cfg.max_calls}) reached."}
+        elif replied >= cfg.max_step_reply_bytes:
+            status, body = 429, {
+                "message": f"This step has received {replied} bytes of API replies (at most "
+                f"{cfg.max_step_reply_bytes} per step); the call was not run. Ask for less, or go on in the next step."
+            }
+        elif not (isinstance(app, str) and isinstance(api, str) and isinstance(kwargs, dict)):
+            status, body = 422, {"message": "An API call needs an app name, an API name and keyword arguments."}
+        else:
+            status, body = handler(app, api, kwargs)
+        reply = json.dumps({"cell": cell, "status": status, "body": body}).encode()
+        if len(reply) > cfg.max_step_reply_bytes:
+            message = (
+                f"The response takes {len(reply)} bytes, more than one step may receive "
+                f"({cfg.max_step_reply_bytes}); ask for less."
+            )
+            status, reply = 413, json.dumps({"cell": cell, "status": 413, "body": {"message": message}}).encode()
+        return status, reply
 
     def _fault_restart(self) -> None:
         """Kill the worker after a fault; the next cell gets a fresh one (never a replay)."""

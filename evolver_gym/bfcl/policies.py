@@ -3,6 +3,8 @@
 * ``replay_policy`` - replies from a list (the oracle's, a perturbed one), then hand-backs.
 * ``one_call_short`` - the oracle's replies less the last call of the last turn that has calls.
 * ``perturb`` - the oracle's replies with one call dropped, duplicated or given another value.
+* ``ChatCaller`` - any ``ChatClient`` (an OpenAI-compatible endpoint, a local model) as a policy: the
+  episode as a chat, observations as user messages, replies as assistant messages.
 * ``RandomCaller`` - per turn, a few calls of functions the docs list, with arguments drawn from the user
   turn's words and numbers (a seeded rule baseline), then a hand-back.
 
@@ -23,7 +25,7 @@ import numpy as np
 
 from .tasks import HANDBACK
 
-__all__ = ["RandomCaller", "one_call_short", "perturb", "replay_policy"]
+__all__ = ["ChatCaller", "RandomCaller", "one_call_short", "perturb", "replay_policy"]
 
 _QUOTED = re.compile(r"'([^']{1,60})'")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
@@ -141,3 +143,45 @@ def perturb(actions: list[str], rng: np.random.Generator) -> list[str]:
                 break
     out[i] = "[" + ", ".join(ast.unparse(c) for c in calls) + "]" if calls else HANDBACK
     return out
+
+
+class ChatCaller:
+    """A chat model as a BFCL policy: each observation is a user message, each reply an assistant one.
+
+    The first observation (BFCL's system prompt and the first user turn) is one user message, as for
+    models without a system role in BFCL's prompting handlers. A client error (``LLMError``) becomes a
+    hand-back with the error in ``last_error``: an unreachable endpoint scores 0, it does not crash a run.
+
+    Args:
+        client: A ``ChatClient`` (``OpenAIChatClient`` for any OpenAI-compatible endpoint,
+            ``TransformersChatClient`` for a local model).
+        **overrides: Per-call settings (``temperature``, ``max_tokens``, ...).
+
+    Example:
+        >>> class Echo:
+        ...     def chat(self, messages, **kw):
+        ...         return "[pwd()]" if len(messages) == 1 else "Done."
+        >>> caller = ChatCaller(Echo())
+        >>> caller("first turn", {"step": 0}), caller("results", {"step": 1, "results": []})
+        ('[pwd()]', 'Done.')
+    """
+
+    def __init__(self, client: Any, **overrides: Any):
+        if not callable(getattr(client, "chat", None)):
+            raise TypeError(f"ChatCaller needs a ChatClient (with .chat), got {type(client).__name__}")
+        self.client, self.overrides = client, overrides
+        self.messages: list[dict[str, str]] = []
+        self.last_error: str | None = None
+
+    def __call__(self, observation: str, info: dict[str, Any]) -> str:
+        from evolver_gym.core.llm.base import LLMError
+
+        if info.get("step", 0) == 0:
+            self.messages = []
+        self.messages.append({"role": "user", "content": observation})
+        try:
+            reply = self.client.chat(list(self.messages), **self.overrides)
+        except LLMError as exc:
+            self.last_error, reply = str(exc), HANDBACK
+        self.messages.append({"role": "assistant", "content": reply})
+        return reply

@@ -92,3 +92,49 @@ def test_hindsight_task_is_checkable_and_feeds_self_questioning():
         wrapped.close()
     finally:
         env.close()
+
+
+def test_an_openai_compatible_endpoint_plays_an_episode(llm_server):
+    from evolver_gym.bfcl.policies import ChatCaller
+    from evolver_gym.core.llm.testing import Fault
+
+    env = BFCLEnv(categories=("base",))
+    try:
+        task = env.tasks("dev")[0]
+        llm_server.push(*task.reference)
+        traj = record_episode(env, ChatCaller(llm_server.client(), temperature=0.0), options={"task": task})
+        assert traj.success and len(llm_server.requests) == len(task.reference)
+        first, last = llm_server.requests[0]["messages"], llm_server.requests[-1]["messages"]
+        assert first[0]["role"] == "user" and '"name": "cd"' in first[0]["content"]
+        assert [m["role"] for m in last[-3:]] == ["user", "assistant", "user"]  # the whole chat each time
+        # An endpoint that fails ends turns with hand-backs: the episode scores 0 and the run goes on.
+        llm_server.reset()
+        llm_server.fail_next(Fault.http(500), times=100)
+        caller = ChatCaller(llm_server.client(max_retries=0))
+        traj = record_episode(env, caller, options={"task": task})
+        assert traj.terminated and not traj.success and caller.last_error
+    finally:
+        env.close()
+
+
+@pytest.mark.slow  # loads the sentence embedder and a milvus-lite pool (about 25 s)
+def test_experience_context_learns_from_a_train_episode_and_injects_it(tmp_path):
+    from wrappers.navigation import ExperienceContext
+
+    env = BFCLEnv(categories=("base",))
+    wrapped = ExperienceContext(env, pool=str(tmp_path / "exp.db"), threshold=-1.0)
+    try:
+        task = env.tasks("train")[0]
+        obs, info = wrapped.reset(options={"task": task})
+        assert info["experience"]["ids"] == []
+        for action in task.reference:
+            obs, reward, term, trunc, info = wrapped.step(action)
+        assert term and reward == 1.0
+        obs, info = wrapped.reset(options={"task": task})
+        start, end = info["experience"]["span"]
+        assert info["experience"]["ids"] and obs[start:end] == info["experience"]["text"]
+        assert obs[end:].startswith("You are an expert in composing functions.")
+        *_, info = wrapped.step(task.reference[0])
+        assert info["action_valid"] and info["results"]
+    finally:
+        wrapped.close()

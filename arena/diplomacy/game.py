@@ -148,7 +148,8 @@ class DiplomacyGame:
         self.press_round = 0
         self.winner: str | None = None
         self.end_reason: str | None = None
-        self._legal: dict[str, list[str]] | None = None
+        self._legal: dict[str, dict[str, list[str]]] | None = None  # per power, for _legal_phase
+        self._all_orders: dict[str, list[str]] = {}
         self._legal_phase = ""
         self._begin_phase()
 
@@ -207,14 +208,20 @@ class DiplomacyGame:
         return len(p.centers) - len(p.units)
 
     def legal_orders(self, power: str) -> dict[str, list[str]]:
-        """``{location: sorted legal orders}`` for the power's orderable locations this phase."""
+        """``{location: sorted legal orders}`` for the power's orderable locations this phase (a
+        shared table: do not modify it)."""
         if self.done:
             return {}
         if self._legal is None or self._legal_phase != self.phase:
-            self._legal = self.engine.get_all_possible_orders()
+            self._legal = {}
+            self._all_orders = self.engine.get_all_possible_orders()
             self._legal_phase = self.phase
-        locs = self.engine.get_orderable_locations(power)
-        return {loc: sorted(self._legal.get(loc, ())) for loc in sorted(locs) if self._legal.get(loc)}
+        table = self._legal.get(power)
+        if table is None:
+            every = self._all_orders
+            locs = self.engine.get_orderable_locations(power)
+            table = self._legal[power] = {loc: sorted(every[loc]) for loc in sorted(locs) if every.get(loc)}
+        return table
 
     # -- stages -----------------------------------------------------------------------------
     def _needs_orders(self, power: str) -> bool:

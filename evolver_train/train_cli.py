@@ -47,6 +47,7 @@ from .errors import (
     read_yaml,
     unknown_key,
 )
+from .launch import check_distributed_launch
 
 # questioning_import's name for the tasks the warm start synthesised
 WARM_START_TASKS = "warm_start"
@@ -363,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
         run = parse_config(argv)
+        check_distributed_launch()  # a multi-process launch that is not distributed fails here, loudly
     except ConfigError as exc:
         print(f"evolver train: {exc}", file=sys.stderr)
         return 2

@@ -6,12 +6,18 @@ Commands::
     evolver arena tournament --entrants rule,random --games 100 --out results.jsonl
     evolver arena matchup --good rule --evil random --games 200
     evolver arena view --game game.json | --results results.jsonl --index 3 | --live [--seats ...]
+    evolver arena tournament --diplomacy --entrants rule,random --games 14 --max-year 1905 --out dip/
+    evolver arena view --diplomacy --results dip/results.jsonl --index 0 | --live [--seats rule,random,...]
     evolver arena train [--config arena.yaml] [--steps 150 --output-dir runs/arena ...]
 
 Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,percival,...``,
 ``--hammer evil_wins|auto_approve``, ``--avalonbench`` (AvalonBench/AgentEvolver rules),
 ``--discussion-rounds``, ``--lady`` (Lady of the Lake, 7+ players). Entrant specs: ``random``, ``rule``,
 ``rule_votes``, ``llm:<model>@<base_url>``.
+
+``--diplomacy`` switches ``tournament`` and ``view`` to Diplomacy (``arena.diplomacy_v0``; needs the
+optional engine, ``pip install 'evolver-gym[diplomacy]'``) with ``--max-year`` and ``--press-rounds``;
+its entrants are ``rule`` and ``random``, and ``--seats`` lists one player per power (or one for all).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import sys
 import time
 from pathlib import Path
 
+from evolver_gym.cli_args import check_port
+
+from .avalon.bots import PLAYER_KINDS
 from .avalon.rules import AvalonConfig
 
 __all__ = ["main", "build_parser"]
@@ -64,9 +73,26 @@ def _seats(spec: str, n: int) -> list:
     return [make_entrant(k)() for k in kinds]
 
 
+def _add_diplomacy(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Diplomacy (with --diplomacy)")
+    g.add_argument("--diplomacy", action="store_true", help="play Diplomacy instead of Avalon")
+    g.add_argument("--max-year", type=int, default=1910, help="last year played (Diplomacy)")
+    g.add_argument("--press-rounds", type=int, default=0, help="press stages before each movement phase's orders")
+
+
+def _diplomacy_config(args: argparse.Namespace):
+    from .diplomacy.game import DiplomacyConfig, require_engine
+
+    try:
+        require_engine()
+    except ImportError as exc:  # a one-line error (exit 2), not a traceback
+        raise ValueError(str(exc)) from None
+    return DiplomacyConfig(max_year=args.max_year, press_rounds=args.press_rounds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="evolver arena", description="Avalon games, tournaments and viewer."
+        prog="evolver arena", description="Avalon and Diplomacy games, tournaments and viewer."
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -78,16 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tournament", help="many games with fair seating; win rates, intervals, Elo")
     _add_rules(t)
-    t.add_argument("--entrants", required=True, help="entrant specs, comma-separated; name=spec to rename")
-    t.add_argument("--games", type=int, default=100)
+    t.add_argument("--entrants", default=None,
+                   help=f"entrants, comma-separated: {', '.join(PLAYER_KINDS)} (rule bots) or llm:<model>@<base_url> "
+                        f"(an OpenAI-compatible server); name=spec renames one (default: {','.join(PLAYER_KINDS)}; "
+                        f"Diplomacy: rule,random)")
+    t.add_argument("--games", type=int, default=100, help="games to play (default: %(default)s)")
     t.add_argument("--out", help="results JSONL (resumable), or a folder for results.jsonl (created if missing); "
                    "the summary goes next to it")
     t.add_argument("--save-records", action="store_true", help="keep each game's record for the viewer")
+    _add_diplomacy(t)
 
     m = sub.add_parser("matchup", help="good win rate of one player kind (good seats) against another (evil)")
     _add_rules(m)
-    m.add_argument("--good", required=True)
-    m.add_argument("--evil", required=True)
+    m.add_argument("--good", required=True, help=f"player of the good seats: {', '.join(PLAYER_KINDS)} or "
+                   f"llm:<model>@<base_url>")
+    m.add_argument("--evil", required=True, help="player of the evil seats (the same choices)")
     m.add_argument("--games", type=int, default=200)
 
     v = sub.add_parser("view", help="serve the web viewer")
@@ -100,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--seats", default="rule", help="players of the live game")
     v.add_argument("--delay", type=float, default=0.5, help="seconds between live events")
     v.add_argument("--host", default="127.0.0.1")
-    v.add_argument("--port", type=int, default=8765)
+    v.add_argument("--port", type=int, default=8765, help="TCP port, 0-65535; 0: any free one (default: %(default)s)")
     v.add_argument("--serve-seconds", type=float, default=0, help="stop after this long (0: until Ctrl-C)")
+    _add_diplomacy(v)
 
     tr = sub.add_parser("train", help="several seats learning at once (GRPO, league, Elo); see arena.train")
     tr.add_argument("--config", help="YAML file with ArenaTrainConfig keys; flags override it")
@@ -199,16 +231,19 @@ def _results_path(out: str) -> Path:
 def _tournament(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from .avalon.tournament import make_entrant, run_tournament
+    if args.diplomacy:
+        from .diplomacy.tournament import make_entrant, run_tournament
+    else:
+        from .avalon.tournament import make_entrant, run_tournament
 
     if args.games < 1:
         raise ValueError(f"--games must be positive, got {args.games}")
     entrants = {}
-    for item in args.entrants.split(","):
+    for item in (args.entrants or ("rule,random" if args.diplomacy else ",".join(PLAYER_KINDS))).split(","):
         name, _, spec = item.partition("=")
         entrants[name] = spec or name
         make_entrant(entrants[name])  # an unknown spec fails here, before anything is written
-    config = _config(args)
+    config = _diplomacy_config(args) if args.diplomacy else _config(args)
     out, created = None, []
     if args.out:
         out = _results_path(args.out)
@@ -237,6 +272,11 @@ def _tournament(args: argparse.Namespace) -> int:
         raise
     finally:
         bar.close()
+    if args.diplomacy:
+        _print_diplomacy_summary(summary)
+        if out is not None:
+            print(f"results: {out}  summary: {out}.summary.json")
+        return 0
     g = summary["good_win"]
     print(
         f"games: {summary['games']}   good win rate: {g['win_rate']:.3f} "
@@ -262,6 +302,19 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_diplomacy_summary(summary: dict) -> None:
+    print(f"games: {summary['games']}   end reasons: {summary['end_reasons']}")
+    print(f"{'entrant':<14}{'powers':>7}{'score':>8}{'95% CI':>18}{'solos':>7}{'centres':>9}{'Elo':>8}")
+    for name, e in summary["entrants"].items():
+        sc = e["score"]
+        ci = f"[{sc['ci95'][0]:.3f}, {sc['ci95'][1]:.3f}]" if sc["ci95"] else "-"
+        print(
+            f"{name:<14}{e['power_games']:>7}{sc['mean']:>8.3f}{ci:>18}{e['solo_wins']['wins']:>7}"
+            f"{e['mean_centers']:>9.2f}{summary['elo'][name]:>8.1f}"
+        )
+        print("    by power: " + ", ".join(f"{p} {v:.3f}" for p, v in e["powers"].items()))
+
+
 def _matchup(args: argparse.Namespace) -> int:
     from .avalon.tournament import side_matchup
 
@@ -275,9 +328,28 @@ def _matchup(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from .avalon.viewer import serve_live, serve_record
+    check_port(args.port)
+    for flag, value in (("--delay", args.delay), ("--serve-seconds", args.serve_seconds)):
+        if not value >= 0:
+            raise ValueError(f"{flag} must be >= 0, got {value}")
+    if args.diplomacy:
+        from .diplomacy.bots import make_bot
+        from .diplomacy.game import POWERS
+        from .diplomacy.viewer import serve_live, serve_record
 
-    if args.live:
+        config = _diplomacy_config(args)
+        kinds = [k for k in args.seats.split(",") if k] or ["rule"]
+        if len(kinds) == 1:
+            kinds = kinds * len(POWERS)
+        if len(kinds) != len(POWERS):
+            raise ValueError(f"--seats lists {len(kinds)} players; 7 needed (one per power) or one for all")
+        players = [make_bot(k) for k in kinds] if args.live else []
+    else:
+        from .avalon.viewer import serve_live, serve_record
+
+    if args.diplomacy and args.live:
+        server, _ = serve_live(players, config, args.seed, delay=args.delay, host=args.host, port=args.port)
+    elif args.live:
         config = _config(args)
         server, _ = serve_live(
             _seats(args.seats, config.num_players),
@@ -301,7 +373,7 @@ def _view(args: argparse.Namespace) -> int:
                 return 2
             record = match[0]["record"]
         server = serve_record(record, host=args.host, port=args.port)
-    print(f"Avalon viewer at {server.url}  (Ctrl-C to stop)", flush=True)
+    print(f"{'Diplomacy' if args.diplomacy else 'Avalon'} viewer at {server.url}  (Ctrl-C to stop)", flush=True)
     try:
         if args.serve_seconds:
             time.sleep(args.serve_seconds)

@@ -257,3 +257,26 @@ def test_viewer_serves_the_map_of_every_phase():
             urllib.request.urlopen(server.url + "svg/999", timeout=10)
     with pytest.raises(ValueError, match="not a Diplomacy"):
         serve_record({"events": []})
+
+
+# -- command line -----------------------------------------------------------------------------
+def test_cli_diplomacy_tournament_and_viewer(tmp_path, capsys):
+    from arena.cli import main
+
+    out = tmp_path / "dip"
+    args = ["tournament", "--diplomacy", "--entrants", "rule,random", "--games", "2", "--max-year", "1901"]
+    assert main([*args, "--out", str(out), "--save-records"]) == 0
+    printed = capsys.readouterr().out
+    assert "games: 2" in printed and "rule" in printed and "by power" in printed
+    results = out / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(rows) == 2 and rows[0]["game"] == "diplomacy" and rows[0]["record"]["phases"]
+    view = ["view", "--diplomacy", "--results", str(results), "--index", "1", "--port", "0", "--serve-seconds", "0.1"]
+    assert main(view) == 0
+    assert "Diplomacy viewer at http://127.0.0.1:" in capsys.readouterr().out
+    assert main(["tournament", "--diplomacy", "--entrants", "rule,llm:x@y", "--games", "1"]) == 2
+    assert "unknown Diplomacy entrant 'llm:x@y'" in capsys.readouterr().err
+    assert main(["view", "--diplomacy", "--live", "--seats", "rule,random", "--serve-seconds", "0"]) == 2
+    assert "7 needed" in capsys.readouterr().err
+    assert main(["tournament", "--diplomacy", "--entrants", "rule", "--max-year", "1800"]) == 2
+    assert "max_year must be" in capsys.readouterr().err

@@ -32,12 +32,14 @@ import json.encoder
 import json.scanner
 import linecache
 import os
+import re
 import resource
 import signal
 import socket
 import sys
 import traceback
 import types
+import warnings
 from multiprocessing.connection import Connection
 
 _SAFE_MODULES = (
@@ -59,6 +61,18 @@ _SAFE_MODULES = (
     "textwrap",
     "time",
 )
+# what a cell reaches of an allowed module: its public names (``__all__``, else ``dir``), except for the
+# modules named here, of which it reaches only these. The rest of functools reads or writes attributes whose
+# names the caller picks (update_wrapper, wraps: ``updated=('__globals__',)`` hands over a module's
+# globals), evaluates annotation strings as code (singledispatch, singledispatchmethod, through typing) or
+# writes a caller-chosen key into an instance's ``__dict__`` (cached_property). ``test_reach.py`` walks
+# everything a cell reaches and fails on any new helper of that kind.
+CELL_EXPORTS = {
+    "functools": ("cache", "cmp_to_key", "lru_cache", "partial", "reduce", "total_ordering"),
+}
+# modules the C code of an allowed module imports through the cell's ``__import__`` (``datetime.strptime``
+# and ``time.strptime`` import ``_strptime``); a cell cannot name them itself (the syntax check refuses the import)
+_C_IMPORTS = frozenset({"_strptime"})
 # modules the allowed ones import lazily; imported here so a confined worker never reads a file
 _PRELOAD = ("_strptime", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
             "encodings.idna", "encodings.cp1252", "unicodedata")
@@ -310,10 +324,14 @@ def _loads(text):
     return _scan(text, 0)[0]
 
 
-def _proxy_module(name):
+def cell_module(name):
+    """What a cell gets for ``import name``: a namespace of the module's exported values, never the module.
+
+    Submodules are left out, and so is every name of ``CELL_EXPORTS`` missing from its list.
+    """
     mod = __import__(name)
     ns = types.SimpleNamespace()
-    for attr in getattr(mod, "__all__", None) or dir(mod):
+    for attr in CELL_EXPORTS.get(name) or getattr(mod, "__all__", None) or dir(mod):
         if attr.startswith("_"):
             continue
         value = getattr(mod, attr, None)
@@ -321,6 +339,66 @@ def _proxy_module(name):
             continue
         setattr(ns, attr, value)
     return ns
+
+
+class AuditGate:
+    """A PEP 578 audit hook that, while a guarded cell runs, refuses what no cell needs.
+
+    Armed by ``Worker.run`` around a guarded cell (not around ``raw`` test cells, which stand for a
+    cell that escaped the language layer, unless they ask for it): ``open``, ``import`` of a module
+    not already loaded (the zygote pre-imports what the allowed modules use), ``compile``/``exec`` of
+    anything but the cell itself (and the fixed ``namedtuple`` constructor template, whose field
+    names ``namedtuple`` has checked),
+    frame and code introspection (``object.__getattr__``), ``gc`` walks, and every ``os``, ``socket``,
+    ``ctypes``, ``subprocess``, ``signal``, ``resource`` and ``marshal``/``pickle`` event. A refused
+    event raises ``PermissionError`` naming it. This is part of the language layer: a second net
+    for a route to a real module or an ``eval`` that the exports missed; the OS layers do not rely on it.
+    """
+
+    DENY = frozenset({"open", "object.__getattr__", "object.__delattr__", "sys._current_frames", "sys.addaudithook",
+                      "sys.setprofile", "sys.settrace", "function.__new__", "code.__new__", "builtins.input",
+                      "builtins.breakpoint", "setopencodehook", "sys.excepthook", "sys.unraisablehook",
+                      "cpython.run_command", "cpython.run_file", "cpython.run_module", "cpython.run_startup"})
+    DENY_PREFIXES = ("os.", "socket.", "ctypes.", "subprocess.", "shutil.", "gc.", "marshal.", "pickle.", "mmap.",
+                     "fcntl.", "resource.", "signal.", "sqlite3.", "urllib.", "http.", "webbrowser.", "glob.",
+                     "tempfile.", "_thread.", "syslog.", "ftplib.", "smtplib.", "telnetlib.", "poplib.", "imaplib.",
+                     "nntplib.", "winreg.", "msvcrt.")
+    _NAMEDTUPLE_NEW = re.compile(r"lambda _cls, ([\w, ]*): _tuple_new\(_cls, \(\1\)\)")
+
+    def __init__(self):
+        self.armed = False
+        self.code = None
+        self.template = False
+
+    def arm(self, code):
+        self.code, self.template, self.armed = code, False, True
+
+    def disarm(self):
+        self.armed, self.code = False, None
+
+    def __call__(self, event, args):
+        if not self.armed:
+            return
+        if event == "exec":
+            if args and args[0] is self.code:
+                return
+            if self.template:  # the namedtuple constructor compiled just before
+                self.template = False
+                return
+        elif event == "compile":
+            src = args[0] if args else None
+            if isinstance(src, bytes):
+                src = src.decode("utf-8", "replace")
+            if isinstance(src, str) and self._NAMEDTUPLE_NEW.fullmatch(src):
+                self.template = True
+                return
+        elif event != "import" and event not in self.DENY and not event.startswith(self.DENY_PREFIXES):
+            return
+        self.armed = False  # raising from here must not re-enter the gate
+        try:
+            raise PermissionError(f"the sandbox does not allow {event!r} in a cell")
+        finally:
+            self.armed = True
 
 
 def _cap(text, limit):
@@ -338,6 +416,7 @@ class Worker:
         self.calls, self.max_calls, self.max_request_bytes = 0, 1000, 100_000
         self.cell = None
         self.timed_out = False
+        self.audit = AuditGate()
         self.ns = {"__builtins__": self.make_builtins(), "__name__": "__main__", "apis": self.make_apis()}
 
     # -- protocol --------------------------------------------------------------------------------
@@ -402,6 +481,8 @@ class Worker:
             return not refused(name) and hasattr(obj, name)
 
         def safe_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if not level and name in _C_IMPORTS and not fromlist:  # e.g. datetime.strptime, from C
+                return sys.modules[name]
             if level or name not in worker.modules:
                 raise ImportError(f"import of module {name!r} is not allowed")
             for attr in fromlist or ():
@@ -469,6 +550,7 @@ class Worker:
         wall = float(msg["wall_s"])
         code = msg["code"]
         raw = bool(msg.get("raw"))
+        audited = bool(msg.get("audit", not raw))
         linecache.cache["<python-input>"] = (len(code), None, code.splitlines(True), "<python-input>")
         fault, failure = None, None
         signal.setitimer(signal.ITIMER_REAL, wall)
@@ -478,7 +560,13 @@ class Worker:
             # that escaped the language layer, so tests can check the OS layers on their own
             namespace = {"__builtins__": {**vars(builtins), "print": self.ns["__builtins__"]["print"]},
                          "__name__": "__main__"} if raw else self.ns
-            exec(compile(code, "<python-input>", "exec"), namespace)
+            compiled = compile(code, "<python-input>", "exec")
+            try:
+                if audited:
+                    self.audit.arm(compiled)
+                exec(compiled, namespace)
+            finally:  # before the handlers below: formatting a traceback reads frames
+                self.audit.disarm()
         except ExecutionTimeout:
             pass
         except ApiCallLimit as e:
@@ -524,7 +612,10 @@ def _worker_main(sock_fd, cfg):
         conn = Connection(sock_fd)
         random_mod = sys.modules["random"]
         random_mod.seed(int(cfg["seed"]))
-        Worker(conn, layers, cfg["modules"]).serve()
+        warnings.simplefilter("ignore")  # stderr is /dev/null, and showing a warning would read source files
+        worker = Worker(conn, layers, cfg["modules"])
+        sys.addaudithook(worker.audit)
+        worker.serve()
     finally:
         os._exit(0)
 
@@ -544,7 +635,7 @@ def _zygote_main(ctrl_fd, cfg):
     stdlib = os.path.dirname(os.__file__)
     cfg["read_only_paths"] = read_only_paths(stdlib)
     cfg["seccomp_filter"] = seccomp_base_filter()
-    cfg["modules"] = {name: _proxy_module(name) for name in _SAFE_MODULES}  # pristine: no cell runs here
+    cfg["modules"] = {name: cell_module(name) for name in _SAFE_MODULES}  # pristine: no cell runs here
     ctrl.send(_dumps({"op": "ready", "pid": os.getpid(), "landlock_abi": landlock_abi(),
                       "seccomp": _seccomp is not None}).encode())
     while True:

@@ -455,16 +455,17 @@ class Sandbox:
             return CellResult(f"Execution failed. Traceback:\nUnsafeCodeError: {e}", fault="unsafe")
         except (ValueError, RecursionError, MemoryError) as e:  # null bytes, absurd nesting
             return CellResult(f"Execution failed. Traceback:\nSyntax error in line:\n\nMessage: {e}", fault="unsafe")
-        return self._run(code, handler, raw=False)
+        return self._run(code, handler, raw=False, audit=True)
 
-    def _execute_unguarded(self, code: str, handler: Handler | None = None) -> CellResult:
+    def _execute_unguarded(self, code: str, handler: Handler | None = None, audit: bool = False) -> CellResult:
         """Run ``code`` with the real builtins and no static check: a cell that escaped the language layer.
 
-        For tests of the OS layers only; the environment never calls it.
+        ``audit=True`` keeps the worker's audit gate armed (a cell that escaped the builtins but not the
+        gate). For tests of the layers below the language guard only; the environment never calls it.
         """
-        return self._run(code, handler or (lambda *a: (404, {"message": "no API"})), raw=True)
+        return self._run(code, handler or (lambda *a: (404, {"message": "no API"})), raw=True, audit=audit)
 
-    def _run(self, code: str, handler: Handler, raw: bool) -> CellResult:
+    def _run(self, code: str, handler: Handler, raw: bool, audit: bool) -> CellResult:
         cfg = self.config
         restarted = self._notice
         if self._worker is not None and not self._worker.alive():
@@ -485,6 +486,7 @@ class Sandbox:
                     "cell": cell,
                     "code": code,
                     "raw": raw,
+                    "audit": audit,
                     "wall_s": cfg.wall_s,
                     "cpu_s": cfg.cpu_s,
                     "max_output": cfg.max_output,

@@ -69,6 +69,45 @@ SUBCLASSES = {
     "metaclass keyword": "class A(metaclass=int):\n    pass\nprint('ESC' + 'APED')",
 }
 
+# library helpers that read or write attributes whose names the caller picks, or evaluate strings as
+# code: each hands a cell what the syntax check and the string guard refuse
+REFLECTION = {
+    "update_wrapper updated globals": (
+        "import functools\ndef w():\n    pass\n"
+        "functools.update_wrapper(w, getattr, assigned=(), updated=('__globals__',))\nprint('ESC' + 'APED', os)"
+    ),
+    "update_wrapper module globals": (
+        "import functools, random\ndef w():\n    pass\n"
+        "functools.update_wrapper(w, random.seed, assigned=(), updated=('__globals__',))\n"
+        "print('ESC' + 'APED', _os)"
+    ),
+    "wraps updated globals": (
+        "import functools\n@functools.wraps(print, assigned=(), updated=('__globals__',))\ndef w():\n    pass\n"
+        "print('ESC' + 'APED', os)"
+    ),
+    "update_wrapper assigned dunder": (
+        "import functools\nclass W:\n    pass\nw = W()\n"
+        "functools.update_wrapper(w, print, assigned=('__closure__',), updated=())\n"
+        "print('ESC' + 'APED', dir(w))"
+    ),
+    "singledispatch string annotation": (
+        "import functools\n@functools.singledispatch\ndef f(x):\n    return 0\n"
+        "def g(x: \"print('ESC' + 'APED', ().__class__.__base__.__subclasses__())\"):\n    return 1\n"
+        "f.register(g)"
+    ),
+    "singledispatchmethod string annotation": (
+        "import functools\nclass A:\n    @functools.singledispatchmethod\n    def f(self, x):\n        return 0\n"
+        "def g(self, x: \"print('ESC' + 'APED', ().__class__.__base__.__subclasses__())\"):\n    return 1\n"
+        "A.f.register(g)"
+    ),
+    "cached_property attrname then copy reduce setattr": (
+        "import functools, copy\nclass A:\n    pass\nclass T:\n    pass\nt = T()\n"
+        "def red(proto):\n    return (lambda: t, (), (None, {'__class__': A}))\n"
+        "cp = functools.cached_property(lambda self: red)\ncp.attrname = '__reduce_ex__'\nA.r = cp\na = A()\n"
+        "a.r\ncopy.copy(a)\nprint(('ESC' + 'APED') if isinstance(t, A) else 'no')"
+    ),
+}
+
 
 def _attack(env, code):
     obs, reward, terminated, truncated, info = env.step(code)
@@ -86,6 +125,11 @@ def test_frame_walking_by_string_getattr_fails(env, name):
 @pytest.mark.parametrize("name", sorted(FORMAT_STRINGS))
 def test_format_string_attribute_access_fails(env, name):
     _attack(env, FORMAT_STRINGS[name])
+
+
+@pytest.mark.parametrize("name", sorted(REFLECTION))
+def test_reflection_helpers_cannot_reach_attributes_by_name(env, name):
+    _attack(env, REFLECTION[name])
 
 
 @pytest.mark.parametrize("name", sorted(SUBCLASSES))

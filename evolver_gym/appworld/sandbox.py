@@ -51,6 +51,7 @@ __all__ = ["Sandbox", "SandboxConfig", "CellResult", "LAYERS", "RESTART_NOTICE"]
 
 _WORKER = Path(__file__).with_name("_worker.py")
 _MIN_FRAME = 2 * 2**20  # bytes of one worker message at least; a longer one than the cap kills the worker
+_NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)  # a closed peer is an error to handle, never a SIGPIPE
 LAYERS = ("netns", "rlimits", "uid", "landlock", "seccomp")
 RESTART_NOTICE = (
     "[The Python interpreter was restarted: variables, functions and imports from earlier steps are gone; "
@@ -151,7 +152,7 @@ class _Channel:
             if remaining <= 0:
                 raise TimeoutError
             try:
-                view = view[self.sock.send(view) :]
+                view = view[self.sock.send(view, _NOSIGNAL) :]
             except BlockingIOError:  # the worker is not reading: wait for room, at most until the deadline
                 select.select([], [self.sock], [], remaining)
             except OSError as e:

@@ -5,6 +5,9 @@ Started by :class:`evolver_gym.appworld.sandbox.Sandbox` as
 (``PATH``, ``LANG``, ``PYTHONHASHSEED``; no secrets). It imports only the standard library (plus
 ``pyseccomp`` from the directory the host names, when installed), never the host package.
 
+A cell never gets a module: ``import json`` gives a namespace of the module's public values
+(``cell_module``; of ``functools`` only the helpers in ``CELL_EXPORTS``).
+
 Zygote (this process): imports every module a cell may use, then waits on the control socket
 for ``{"op": "spawn"}`` messages that carry one end of a fresh socket pair (``SCM_RIGHTS``). For
 each it forks a worker and answers ``{"pid": N}``. It never runs agent code, so every worker
@@ -14,10 +17,12 @@ Worker (a forked child): confines itself (``confine``: session, network namespac
 limits, unprivileged uid/gid, no-new-privs, Landlock, seccomp), reports ``{"op": "ready",
 "layers": {...}}`` and serves cells on its socket:
 
-host -> worker: ``{"op": "exec", "cell", "code", "wall_s", "cpu_s", "max_output", "max_calls",
-"max_request_bytes"}``; worker -> host while a cell runs: ``{"op": "call", "cell", "app", "api",
-"kwargs"}``, answered by ``{"cell", "status", "body"}``; at the end ``{"op": "done", "cell",
-"output", "fault"}``. The host treats every worker message as untrusted.
+host -> worker: ``{"op": "exec", "cell", "code", "raw", "audit", "wall_s", "cpu_s", "max_output",
+"max_calls", "max_request_bytes"}`` (``raw``: the real builtins, a test hook standing for an escaped
+cell; ``audit``: arm the ``AuditGate``, on for every ordinary cell); worker -> host while a cell
+runs: ``{"op": "call", "cell", "app", "api", "kwargs"}``, answered by ``{"cell", "status", "body"}``;
+at the end ``{"op": "done", "cell", "output", "fault"}``. The host treats every worker message as
+untrusted and keeps its own deadline, call count and reply budget.
 
 The protocol encoder and decoder are C objects created before any cell runs, so a cell that
 patches ``json`` classes changes its own prints, not the messages.
@@ -348,11 +353,11 @@ class AuditGate:
     cell that escaped the language layer, unless they ask for it): ``open``, ``import`` of a module
     not already loaded (the zygote pre-imports what the allowed modules use), ``compile``/``exec`` of
     anything but the cell itself (and the fixed ``namedtuple`` constructor template, whose field
-    names ``namedtuple`` has checked),
-    frame and code introspection (``object.__getattr__``), ``gc`` walks, and every ``os``, ``socket``,
-    ``ctypes``, ``subprocess``, ``signal``, ``resource`` and ``marshal``/``pickle`` event. A refused
-    event raises ``PermissionError`` naming it. This is part of the language layer: a second net
-    for a route to a real module or an ``eval`` that the exports missed; the OS layers do not rely on it.
+    names ``namedtuple`` has checked), frame and code introspection (``object.__getattr__``), ``gc``
+    walks, and every ``os``, ``socket``, ``ctypes``, ``subprocess``, ``signal``, ``resource`` and
+    ``marshal``/``pickle`` event. A refused event raises ``PermissionError`` naming it. This is part
+    of the language layer: a second net for a route to a real module or an ``eval`` that the exports
+    missed; the OS layers do not rely on it.
     """
 
     DENY = frozenset({"open", "object.__getattr__", "object.__delattr__", "sys._current_frames", "sys.addaudithook",

@@ -22,6 +22,8 @@ def _register(env_id: str, entry_point: str, **kwargs) -> None:
 _register("evolver/WebShop-v0", "evolver_gym.webshop.env:WebShopEnv")
 _register("evolver/AppWorld-v0", "evolver_gym.appworld.env:AppWorldEnv")
 _register("evolver/AppWorldReal-v0", "evolver_gym.appworld.real:RealAppWorldEnv")
+# AppWorld's own 9 apps on a generated world; the apps run from their own virtualenv (docs/appworld-apps.md).
+_register("evolver/AppWorldApps-v0", "evolver_gym.appworld_apps.env:AppWorldAppsEnv")
 # BFCL-v3 multi-turn needs bfcl-eval (installed with --no-deps, see docs/bfcl.md); it loads on gym.make.
 _register("evolver/BFCL-v0", "evolver_gym.bfcl.env:BFCLEnv")
 # The Avalon seat lives in the arena package (PettingZoo underneath); the string entry point keeps

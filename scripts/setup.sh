@@ -7,6 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# AppWorld's real apps (evolver/AppWorldApps-v0, docs/appworld-apps.md): appworld==0.1.3.post1 pins pydantic v1
+# and an old FastAPI, so it gets its own virtualenv, .venv-appworld, which a server process runs from; .venv is
+# left untouched. Opt-in: `bash scripts/setup.sh appworld-apps` (this step alone) or EVOLVER_APPWORLD_APPS=1.
+appworld_apps() {
+  [ -x .venv-appworld/bin/python ] || "$PY" -m venv .venv-appworld
+  .venv-appworld/bin/python -m pip install -q "${APPWORLD_SPEC:-appworld==0.1.3.post1}"
+  .venv-appworld/bin/appworld install >/dev/null  # unpacks the encrypted app code into that install
+  echo "AppWorld's apps installed in $(pwd)/.venv-appworld"
+}
+if [ "${1:-}" = appworld-apps ]; then appworld_apps; exit 0; fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
@@ -31,4 +41,5 @@ fi
 # hosted-LLM SDKs) must not enter this environment (docs/bfcl.md). BFCL_SPEC= (empty) skips it.
 BFCL_SPEC=${BFCL_SPEC-bfcl-eval==2026.3.23}
 [ -z "$BFCL_SPEC" ] || python -m pip install -q --no-deps "$BFCL_SPEC"
+[ "${EVOLVER_APPWORLD_APPS:-0}" != 1 ] || appworld_apps
 echo "evolver-gym installed in $(pwd)/.venv"

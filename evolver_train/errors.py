@@ -49,8 +49,12 @@ def escape_help(text: str | None) -> str | None:
 def read_yaml(path: str) -> dict[str, Any]:
     import yaml
 
-    if not os.path.isfile(path):
-        raise ConfigError(f"--config: no such file {path!r}")
+    from .recipe import resolve_config
+
+    try:  # a file, or a packaged recipe by name (`--config quickstart`)
+        path = resolve_config(path)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"--config: {exc}") from None
     try:
         with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)

@@ -5,7 +5,7 @@
 
 Example::
 
-    evolver play --env evolver/WebShop-v0 --split dev --n 100
+    evolver play --env-id evolver/WebShop-v0 --split dev --n 100
 """
 
 from __future__ import annotations
@@ -15,19 +15,25 @@ import json
 import sys
 from typing import Any
 
+from .cli_args import rename_flags
+
 __all__ = ["play_main", "play_policies"]
+
+
+# old spelling -> current one (accepted with a deprecation line)
+_RENAMED = {"--env": "--env-id", "--num_products": "--num-products", "--data_dir": "--data-dir"}
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="evolver play", description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="evolver/WebShop-v0", help="environment id (default: %(default)s)")
+    parser.add_argument("--env-id", default="evolver/WebShop-v0", help="environment id (default: %(default)s)")
     parser.add_argument("--split", default="dev", help="task split (default: %(default)s)")
     parser.add_argument("--n", type=int, default=100, help="tasks to play, from the start of the split")
     parser.add_argument("--num-products", type=int, default=None, help="WebShop catalog size")
     parser.add_argument("--seed", type=int, default=0, help="catalog / world seed")
     parser.add_argument("--data-dir", default=None, help="WebShop: folder with the real data files")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(rename_flags(argv, _RENAMED, "evolver play"))
     if args.n < 1:
         parser.error(f"--n must be positive, got {args.n}")
     return args
@@ -73,21 +79,21 @@ def play_main(argv: list[str] | None = None) -> int:
     import evolver_gym  # noqa: F401  (registers the ids)
 
     kwargs: dict[str, Any] = {"seed": args.seed}
-    if args.env == "evolver/AvalonSeat-v0":
+    if args.env_id == "evolver/AvalonSeat-v0":
         kwargs = {"deal_key": f"evolver-play-{args.seed}"}
     if args.num_products is not None:
         kwargs["num_products"] = args.num_products
     if args.data_dir is not None:
         kwargs["data_dir"] = args.data_dir
     try:
-        env = gym.make(args.env, **kwargs)
+        env = gym.make(args.env_id, **kwargs)
     except (gym.error.Error, TypeError, ValueError) as exc:
-        print(f"evolver play: cannot make {args.env!r}: {exc}", file=sys.stderr)
+        print(f"evolver play: cannot make {args.env_id!r}: {exc}", file=sys.stderr)
         return 2
     unwrapped = env.unwrapped
-    if not hasattr(unwrapped, "reference_policies") and args.env != "evolver/WebShop-v0":
+    if not hasattr(unwrapped, "reference_policies") and args.env_id != "evolver/WebShop-v0":
         print(
-            f"evolver play: only evolver/WebShop-v0 and evolver/AvalonSeat-v0 have baselines here, got {args.env!r}",
+            f"evolver play: only evolver/WebShop-v0 and evolver/AvalonSeat-v0 have baselines here, got {args.env_id!r}",
             file=sys.stderr,
         )
         return 2
@@ -105,7 +111,7 @@ def play_main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, sort_keys=True))
     else:
-        print(f"{args.env}  split={args.split}  tasks={len(tasks)}")
+        print(f"{args.env_id}  split={args.split}  tasks={len(tasks)}")
         for name, r in results.items():
             print(f"  {name:<14} success {100 * r['success_rate']:5.1f}%   score {r['mean_score']:5.1f}")
     env.close()

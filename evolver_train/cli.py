@@ -68,11 +68,13 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 def _one_line(exc: BaseException) -> str:
     """The error as one line that names the bad value."""
+    from evolver_gym.install_check import install_hint
+
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         top = exc.name.split(".")[0]
         extra = _EXTRA_OF_MODULE.get(top)
         if extra:
-            hint = f"install the `{extra}` extra: pip install 'evolver-gym[{extra}]'"
+            hint = f"install the `{extra}` extra: {install_hint(extra)}"
             return f"needs `{top}`, which is not installed: {hint}"
         return f"needs the module `{exc.name}`, which is not installed"
     if isinstance(exc, KeyError):

@@ -16,7 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .errors import check_checkpoint_folder
+from evolver_gym.cli_args import check_env_kwargs, parse_env_kwargs, rename_flags, underscore_flags
+
+from .errors import check_checkpoint_folder, check_env_id, read_yaml
 from .evaluation import OraclePolicy, RolloutSettings, _make_env_factory, evaluate_policy, load_checkpoint
 
 __all__ = ["main"]
@@ -66,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         "name, or 'oracle' (the environment's reference actions: the ceiling of the evaluation).",
     )
     p.add_argument(
-        "--env", dest="env_id", help="Gymnasium id; default: the one the checkpoint was trained on."
+        "--env-id", dest="env_id", help="Gymnasium id; default: the one the checkpoint was trained on."
     )
     p.add_argument("--split", default="dev", help="Split whose tasks are played (default dev).")
     p.add_argument("--k", type=int, default=8, help="Independent samples per task (default 8).")
@@ -165,31 +167,33 @@ def _validate(args: argparse.Namespace) -> None:
         raise IsADirectoryError(f"--out {args.out!r} is a folder; give the report's file name")
 
 
+# old spelling -> current one (accepted with a deprecation line)
+_RENAMED = {"--env": "--env-id", **underscore_flags(("env_id", "env_kwargs", "num_tasks", "top_p", "batch_size",
+                                                     "experience_uri", "experience_top_k", "experience_threshold",
+                                                     "observation_shaping", *_ROLLOUT_FLAGS))}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = rename_flags(sys.argv[1:] if argv is None else argv, _RENAMED, "evolver eval")
+    args = _parser().parse_args(argv)
     _validate(args)
+    cli_env_kwargs = parse_env_kwargs(args.env_kwargs) if args.env_kwargs else None  # before any model loads
     oracle = args.checkpoint == "oracle"
     settings: dict[str, Any] = {} if oracle else _checkpoint_defaults(Path(args.checkpoint))
     if args.config:
-        import yaml
-
-        with open(args.config, encoding="utf-8") as fh:
-            settings.update({key: v for key, v in (yaml.safe_load(fh) or {}).items() if v is not None})
+        settings.update({key: v for key, v in read_yaml(args.config).items() if v is not None})
     settings.update({name: getattr(args, name) for name in (*_ROLLOUT_FLAGS, *_ROLLOUT_SWITCHES)
                      if getattr(args, name) is not None})
     env_id = args.env_id or settings.get("env_id")
     if not env_id:
-        raise SystemExit("evolver eval: --env is required (the checkpoint does not record its environment)")
+        raise ValueError("--env-id is required (the checkpoint does not record its environment)")
+    check_env_id(env_id, "--env-id")
     env_kwargs = settings.get("env_kwargs") or {}
-    if args.env_kwargs:
-        try:
-            env_kwargs = json.loads(args.env_kwargs)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(
-                f"evolver eval: --env-kwargs must be a JSON object, got {args.env_kwargs!r}: {exc}"
-            ) from None
-    if isinstance(env_kwargs, str):
-        env_kwargs = json.loads(env_kwargs)
+    if isinstance(env_kwargs, str):  # a recorded JSON string
+        env_kwargs = parse_env_kwargs(env_kwargs, "the recorded env_kwargs")
+    if cli_env_kwargs is not None:
+        env_kwargs = cli_env_kwargs
+    check_env_kwargs(env_id, env_kwargs, "--env-kwargs" if cli_env_kwargs is not None else "env_kwargs")
     shaping = settings.get("observation_shaping") or []
     if args.observation_shaping is not None:
         shaping = [name for name in args.observation_shaping.split(",") if name]

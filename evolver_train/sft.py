@@ -55,6 +55,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from evolver_gym.cli_args import check_env_kwargs, rename_flags, underscore_flags
 from evolver_gym.core import Step, Task, Trajectory, make_rng, read_tasks
 
 from .errors import (
@@ -597,11 +598,21 @@ def _parser() -> argparse.ArgumentParser:
     for f in fields(SFTConfig):
         kind = {"int": int, "float": float, "bool": string_to_bool}.get(str(f.type), str)
         help_ = escape_help(f.metadata.get("help"))
+        flags = [f"--{f.name.replace('_', '-')}", f"--{f.name}"][: 1 + ("_" in f.name)]  # --env-id, --env_id
         if f.name == "observation_shaping":
-            parser.add_argument(f"--{f.name}", nargs="*", default=None, help=help_)
+            parser.add_argument(*flags, dest=f.name, nargs="*", default=None, help=help_)
             continue
-        parser.add_argument(f"--{f.name}", type=kind, default=None, help=help_)
+        parser.add_argument(*flags, dest=f.name, type=kind, default=None, help=help_)
     return parser
+
+
+def _old_spellings() -> dict[str, str]:
+    """``--env_id`` -> ``--env-id`` for our own options; TRL's (``--output_dir``, ...) keep both quietly."""
+    from transformers import TrainingArguments
+    from trl import ModelConfig
+
+    trl_names = {f.name for f in fields(TrainingArguments)} | {f.name for f in fields(ModelConfig)}
+    return underscore_flags(f.name for f in fields(SFTConfig) if f.name not in trl_names)
 
 
 _MAPPINGS = ("env_kwargs", "synthesis")  # fields given as a YAML mapping, or JSON on the command line
@@ -613,7 +624,7 @@ def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
     Every value is checked before anything runs: a bad one raises ``ConfigError`` naming it.
     """
     parser = _parser()
-    args = vars(parser.parse_args(list(argv)))
+    args = vars(parser.parse_args(rename_flags(argv, _old_spellings(), "evolver sft")))
     actions = {a.dest: a for a in parser._actions}
     values: dict[str, Any] = {}
     config_path = args.pop("config")
@@ -631,10 +642,15 @@ def parse_sft_config(argv: Sequence[str]) -> SFTConfig:
                 try:
                     value = json.loads(value)
                 except json.JSONDecodeError as exc:
-                    raise ConfigError(f"--{key} must be a JSON object, got {value!r}: {exc}") from None
+                    flag = "--" + key.replace("_", "-")
+                    raise ConfigError(f"{flag} must be a JSON object, got {value!r}: {exc}") from None
             values[key] = value
     config = SFTConfig(**values)
     check_env_id(config.env_id)
+    try:
+        check_env_kwargs(config.env_id, config.env_kwargs)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if config.model_name_or_path != "tiny":
         check_local_path(config.model_name_or_path, "model_name_or_path", hub_names=True)
     return config

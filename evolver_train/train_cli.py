@@ -36,14 +36,20 @@ from typing import Any
 
 from trl import ModelConfig
 
+from evolver_gym.cli_args import check_env_kwargs, rename_flags, underscore_flags
+
 from .checkpoints import resolve_resume
 from .config import NO_TASK_SPLIT
 from .errors import (
+    SETTING_RANGES,
     ConfigError,
     OneLineErrors,
     check_env_id,
     check_local_path,
+    check_ranges,
     coerce_yaml_value,
+    describe_range,
+    escape_help,
     read_yaml,
     unknown_key,
 )
@@ -127,6 +133,16 @@ class ModelOptions(ModelConfig):
 _PARSER_BUILD_LOCK = threading.Lock()
 
 
+def _own_options(mechanisms: list[Any]) -> set[str]:
+    """Options this project defines (not TRL's, even where ours sets another default): dashed spelling only."""
+    from trl import GRPOConfig
+
+    from .config import EvolverGRPOConfig
+
+    ours = set(EvolverGRPOConfig.__annotations__) - {f.name for f in fields(GRPOConfig)}
+    return ours | {f.name for m in mechanisms for f in fields(m.config_class)}
+
+
 def _parser(show_all: bool):
     from trl import TrlParser
 
@@ -143,6 +159,11 @@ def _parser(show_all: bool):
                         prog="evolver train",
                         description="GRPO on a multi-turn text environment (AgentEvolver's modes on TRL).")
     parser.add_argument("--help-all", action="help", help="show every option, TRL's included, and exit")
+    for action in parser._actions:
+        if len(action.option_strings) == 2:  # the dashed spelling first in --help: --env-id, --output-dir
+            action.option_strings = sorted(action.option_strings, key=lambda flag: "_" in flag)
+        if action.dest in SETTING_RANGES and action.help not in (None, argparse.SUPPRESS):
+            action.help = f"{action.help} (range: {escape_help(describe_range(action.dest))})"
     if not show_all:
         own = set(EvolverGRPOConfig.__annotations__)
         trl_only = {f.name for f in fields(EvolverGRPOConfig)} - own - _COMMON_TRL
@@ -159,12 +180,14 @@ def parse_config(argv: list[str]) -> RunConfig:
     out-of-range values, an unregistered ``env_id``, paths that do not exist and mechanism settings
     of a mechanism that is not enabled raise ``ConfigError`` naming the key and the value.
     """
-    argv = list(argv)
     parser, mechanisms = _parser(show_all="--help-all" in argv)
+    # Our own options take the dashed spelling (--env-id); the old --env_id still works, with a warning.
+    # TRL's and transformers' options keep both spellings (--output_dir, --output-dir) without one.
+    argv = rename_flags(argv, underscore_flags(_own_options(mechanisms)), "evolver train")
     actions = {a.dest: a for a in parser._actions}
     takes_lists = {f.name for dc in parser.dataclass_types for f in fields(dc) if "list" in str(f.type)}
     owner = {f.name: m.name for m in mechanisms for f in fields(m.config_class)}
-    given: set[str] = {tok[2:].split("=", 1)[0] for tok in argv if tok.startswith("--")}
+    given: set[str] = {tok[2:].split("=", 1)[0].replace("-", "_") for tok in argv if tok.startswith("--")}
     if "--wrapper_kwargs" in argv:  # the old form on the command line
         i = argv.index("--wrapper_kwargs")
         if i + 1 >= len(argv):
@@ -173,7 +196,7 @@ def parse_config(argv: list[str]) -> RunConfig:
         _warn_migrated(new, "--wrapper_kwargs")
         del argv[i:i + 2]
         for key, value in new.items():
-            argv += [f"--{key}", value if isinstance(value, str) else json.dumps(value)]
+            argv += [f"--{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
         given |= set(new)
     if "--config" in argv:
         i = argv.index("--config")
@@ -204,6 +227,10 @@ def parse_config(argv: list[str]) -> RunConfig:
         raise
     except (ValueError, TypeError) as exc:
         raise ConfigError(" ".join(str(exc).split())) from None
+    except Exception as exc:  # noqa: BLE001 - a check TRL runs that fails another way: still one line
+        settings = ", ".join(sorted(given - {"config"}))
+        raise ConfigError(f"TRL cannot use these settings ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+                          f"settings given: {settings or 'none'}") from None
     enabled = set(train.wrappers)
     for key in sorted(given):
         if key in owner and owner[key] not in enabled:
@@ -219,6 +246,11 @@ def _check_run(run: RunConfig) -> None:
     """What the dataclasses cannot check alone: the environment exists, paths exist, the warm start parses."""
     train, model = run.train, run.model
     check_env_id(train.env_id)
+    try:
+        check_env_kwargs(train.env_id, train.env_kwargs)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    check_ranges(model, ("lora_r", "lora_alpha", "lora_dropout"))
     if not model.model_name_or_path:
         raise ConfigError("model_name_or_path is required (a local folder, a hub name, or 'tiny')")
     if model.model_name_or_path != "tiny":

@@ -50,7 +50,9 @@ def _t_quantile(confidence: float, df: int) -> float:
     try:
         from scipy.stats import t as student_t
     except ImportError as exc:  # the train extra brings scipy
-        raise ImportError("intervals over seeds need scipy: pip install 'evolver-gym[train]'") from exc
+        from evolver_gym.install_check import install_hint
+
+        raise ImportError(f"intervals over seeds need scipy: {install_hint('train')}") from exc
     return float(student_t.ppf(0.5 + confidence / 2, df))
 
 

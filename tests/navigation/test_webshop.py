@@ -70,7 +70,7 @@ def test_cli_search_stats_export(built, tmp_path, capsys):
     # the CLI opens the same path in this process (shares the milvus-lite server)
     assert cli_main(["search", "--uri", uri, "i need a waterproof mascara", "--top-k", "2"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert len(lines) == 2 and lines[0]["score"] >= lines[1]["score"]
+    assert len(lines) == 2 and lines[0]["similarity"] >= lines[1]["similarity"]
     assert cli_main(["stats", "--uri", uri]) == 0
     assert json.loads(capsys.readouterr().out)["count"] == len(pool)
     out = tmp_path / "x.jsonl"

@@ -31,18 +31,18 @@ def _train_error(tmp_path, capsys, *args, config=BASIC):
 @pytest.mark.parametrize("args, needle", [
     (["--max_steps", "0"], "max_steps must be >= 1 (GRPO steps to run), got 0"),
     (["--max_steps", "-5"], "max_steps must be >= 1 (GRPO steps to run), got -5"),
-    (["--num_train_tasks", "-3"], "num_train_tasks must be >= 1 or None (all), got -3"),
+    (["--num-train-tasks", "-3"], "num_train_tasks must be >= 1 or None (all), got -3"),
     (["--learning_rate", "-0.1"], "learning_rate must be >= 0, got -0.1"),
-    (["--max_steps", "many"], "--max_steps/--max-steps: invalid int value: 'many'"),
+    (["--max_steps", "many"], "--max-steps/--max_steps: invalid int value: 'many'"),
     (["--max_stepz", "3"], "not used by the HfArgumentParser: ['--max_stepz', '3']"),
-    (["--env_id", "evolver/WebShop-v9"], "no environment registered as 'evolver/WebShop-v9'"),
+    (["--env-id", "evolver/WebShop-v9"], "no environment registered as 'evolver/WebShop-v9'"),
     (["--model_name_or_path", "runs/no_such_sft"], "model_name_or_path: no such folder 'runs/no_such_sft'"),
     (["--model_name_or_path", "./runs/no_such_sft"], "model_name_or_path: no such file or folder './runs/no_such_sft'"),
-    (["--experience_share", "0.5"], "experience_share is a setting of mechanism 'navigation', which is not enabled"),
+    (["--experience-share", "0.5"], "experience_share is a setting of mechanism 'navigation', which is not enabled"),
     (["--wrappers", "questioning", "navigaton"], "unknown mechanism 'navigaton'"),
     (["--sft", '{"max_step": 3}'], "sft: unknown option 'max_step' (did you mean 'max_steps'"),
     (["--sft", '{"max_steps": -1}'], "sft: max_steps must be >= 1, got -1"),
-    (["--valid_actions_only", "true", "--use_vllm", "true"], "valid_actions_only needs the local sampler"),
+    (["--valid-actions-only", "true", "--use_vllm", "true"], "valid_actions_only needs the local sampler"),
 ])
 def test_bad_command_line_setting_is_one_line_naming_it_and_writes_nothing(tmp_path, capsys, args, needle):
     assert needle in _train_error(tmp_path, capsys, *args)
@@ -103,7 +103,7 @@ def test_help_is_grouped_with_a_section_per_mechanism_and_short(capsys):
         assert section in text, section
     assert "--experience_top_k" in text and "--num_generations" in text
     assert "--adam_beta2" not in text  # a TRL option only --help-all lists
-    assert len(text.splitlines()) < 600, len(text.splitlines())  # 1,427 lines with every TRL option
+    assert len(text.splitlines()) < 650, len(text.splitlines())  # 1,427 lines with every TRL option
     with pytest.raises(SystemExit):
         train_cli.parse_config(["--help-all"])
     assert "--adam_beta2" in capsys.readouterr().out
@@ -116,8 +116,8 @@ def test_sft_help_prints_and_bad_sft_settings_are_one_line(tmp_path, capsys):
     out = tmp_path / "sft"
     for args, needle in ((["--max_steps", "0"], "max_steps must be >= 1, got 0"),
                          (["--learning_rate", "-1"], "learning_rate must be > 0, got -1.0"),
-                         (["--batch_size", "x"], "--batch_size: invalid int value: 'x'"),
-                         (["--env_id", "evolver/Nope-v0"], "no environment registered as 'evolver/Nope-v0'")):
+                         (["--batch-size", "x"], "--batch_size: invalid int value: 'x'"),
+                         (["--env-id", "evolver/Nope-v0"], "no environment registered as 'evolver/Nope-v0'")):
         assert sft_module.main([*args, "--output_dir", str(out)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and needle in err, err
@@ -129,13 +129,13 @@ def test_sft_help_prints_and_bad_sft_settings_are_one_line(tmp_path, capsys):
 
 
 def test_sft_switches_read_true_and_false_from_flags_and_yaml(tmp_path, capsys):
-    assert sft_module.parse_sft_config(["--spell_ids", "false"]).spell_ids is False
-    assert sft_module.parse_sft_config(["--spell_ids", "True"]).spell_ids is True
+    assert sft_module.parse_sft_config(["--spell-ids", "false"]).spell_ids is False
+    assert sft_module.parse_sft_config(["--spell-ids", "True"]).spell_ids is True
     recipe = tmp_path / "sft.yaml"
     recipe.write_text("spell_ids: false\n")
     assert sft_module.parse_sft_config(["--config", str(recipe)]).spell_ids is False
     out = tmp_path / "sft"
-    assert sft_module.main(["--spell_ids", "maybe", "--output_dir", str(out)]) == 2
+    assert sft_module.main(["--spell-ids", "maybe", "--output_dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--spell_ids" in err and "maybe" in err, err
     recipe.write_text("spell_ids: maybe\n")

@@ -121,8 +121,10 @@ def _run(args: argparse.Namespace, pool, env, tasks) -> int:
         return _build(args, pool, env, tasks)
     if args.cmd == "search":
         hits = pool.search(args.query, top_k=args.top_k, threshold=args.threshold, env_id=args.env)
-        for h in hits:
-            print(json.dumps({"score": round(h.score, 4), **h.experience.to_dict()}, ensure_ascii=False))
+        for h in hits:  # the query's cosine similarity; the stored episode's own score under another name
+            record = h.experience.to_dict()
+            record["episode_score"] = record.pop("score")
+            print(json.dumps({"similarity": round(h.score, 4), **record}, ensure_ascii=False))
         return 0
     if args.cmd == "stats":
         print(json.dumps(pool.stats(), indent=2))

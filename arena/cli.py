@@ -148,7 +148,7 @@ _JSON_TRAIN_FLAGS = ("learn_sides", "learn_side_weights", "opponent_mix", "llm_s
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
     from dataclasses import MISSING, fields
 
-    from .train import ArenaTrainConfig
+    from .train_config import ArenaTrainConfig  # torch-free: `evolver arena --help` needs no train extra
 
     for f in fields(ArenaTrainConfig):
         default = f.default if f.default is not MISSING else f.default_factory()
@@ -163,12 +163,23 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
-    from .train import ArenaTrainConfig, train, write_plot
+    from evolver_train.recipe import resolve_config
 
+    from .extras import missing_extra
+    from .train_config import ArenaTrainConfig
+
+    try:
+        from .train import train, write_plot
+    except ModuleNotFoundError as exc:  # torch: the 'train' extra
+        raise ValueError(str(missing_extra(exc, "the learning seats' networks"))) from None
     settings: dict = {}
     if args.config:
         import yaml
 
+        try:  # a file, or a packaged recipe by name (`--config arena_5p`)
+            args.config = resolve_config(args.config)
+        except FileNotFoundError as exc:
+            raise ValueError(f"--config: {exc}") from None
         settings = yaml.safe_load(Path(args.config).read_text()) or {}
         if not isinstance(settings, dict):
             raise ValueError(f"{args.config} must hold a mapping of ArenaTrainConfig keys")

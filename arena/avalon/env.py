@@ -14,12 +14,18 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from pettingzoo.utils.conversions import turn_based_aec_to_parallel
-from pettingzoo.utils.env_logger import EnvLogger
 
 from evolver_gym.core.spaces import UnicodeText
+
+from ..extras import PETTINGZOO_USERS, missing_extra
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    from pettingzoo.utils.env_logger import EnvLogger
+except ModuleNotFoundError as exc:  # the 'arena' extra
+    raise missing_extra(exc, PETTINGZOO_USERS) from exc
 
 from .actions import ActionCodec, ParseError, parse_action, sanitize_speech
 from .engine import AvalonGame, IllegalAction, SeatView

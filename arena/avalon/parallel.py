@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
-from pettingzoo import ParallelEnv
+
+from ..extras import PETTINGZOO_USERS, missing_extra
+
+try:
+    from pettingzoo import ParallelEnv
+except ModuleNotFoundError as exc:  # the 'arena' extra
+    raise missing_extra(exc, PETTINGZOO_USERS) from exc
 
 from .actions import ParseError
 from .engine import AvalonGame, IllegalAction

@@ -24,6 +24,7 @@ try:
     from pettingzoo.utils import wrappers
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
     from pettingzoo.utils.env_logger import EnvLogger
+    from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 except ModuleNotFoundError as exc:  # the 'arena' extra
     raise missing_extra(exc, PETTINGZOO_USERS) from exc
 
@@ -452,6 +453,11 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def _cumulative_rewards(self) -> dict[str, float]:
         return self._raw._cumulative_rewards
 
+    def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         agent = self.agent_selection  # AttributeError before reset, as PettingZoo's wrapper gives
         raw = self._raw
@@ -472,6 +478,26 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         else:
             self._has_updated = True
             self.env.step(action)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing ``agent_iter`` iterator (same stop rule, same check that every
+    iteration steps), reading the raw env's agents directly."""
+
+    def __next__(self) -> str:
+        env = self.env
+        raw = env._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -280,3 +280,36 @@ def test_cli_diplomacy_tournament_and_viewer(tmp_path, capsys):
     assert "7 needed" in capsys.readouterr().err
     assert main(["tournament", "--diplomacy", "--entrants", "rule", "--max-year", "1800"]) == 2
     assert "max_year must be" in capsys.readouterr().err
+
+
+def test_eliminated_powers_leave_and_both_views_play_the_same_game():
+    """Two rule bots against five random ones until a solo: powers knocked out on the way are
+    terminated with 0 and removed; the parallel view with the same bots adjudicates the same game."""
+    lineup = {p.lower(): ("rule" if p in ("FRANCE", "TURKEY") else "random") for p in POWERS}
+
+    def bots():
+        made = {a: make_bot(k) for a, k in lineup.items()}
+        for a, b in made.items():
+            b.reset(a.upper(), 1)
+        return made
+
+    aec, players, knocked_out, final = diplomacy_v0.env(max_year=1925), bots(), [], {}
+    aec.reset(seed=1)
+    for agent in aec.agent_iter():
+        obs, reward, term, trunc, info = aec.last()
+        if term or trunc:
+            final[agent] = reward
+            if not aec.unwrapped.game.done:
+                knocked_out.append(agent)
+                assert reward == 0.0 and info["units"] == info["centers"] == 0
+            aec.step(None)
+        else:
+            aec.step(players[agent].act(aec.unwrapped.game, obs["text"]))
+    g = aec.unwrapped.game
+    assert g.end_reason == "solo" and final[g.winner.lower()] == 1.0 and knocked_out
+    assert sum(final.values()) == 1.0 and aec.agents == []
+    par, players = diplomacy_v0.parallel_env(max_year=1925), bots()
+    obs, _ = par.reset(seed=1)
+    while par.agents:
+        obs, *_ = par.step({a: players[a].act(par.game, obs[a]["text"]) for a in par.agents})
+    assert json.dumps(par.game.history) == json.dumps(g.history)

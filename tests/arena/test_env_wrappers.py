@@ -91,3 +91,16 @@ def test_user_loop_with_numpy_actions_plays_the_raw_env_s_game():
             steps += 1
         assert raw.agents == [] and steps > 10
         assert all(i == 0 for i in raw._invalid.values())  # NumPy codes were played, not refused
+
+
+def test_agent_iter_keeps_pettingzoo_s_order_checks():
+    e = avalon_v0.env(num_players=5, discussion_rounds=0)
+    with pytest.raises(AssertionError, match="reset"):
+        e.agent_iter()
+    e.reset(seed=0)
+    it = iter(e.agent_iter())
+    first = next(it)
+    assert first == e.unwrapped.agent_selection
+    with pytest.raises(AssertionError, match="step"):
+        next(it)  # no step() since the last agent was handed out
+    assert len(list(e.agent_iter(max_iter=0))) == 0

@@ -34,16 +34,35 @@ from .tasks import (
     task_entry,
 )
 
-__all__ = ["BFCLEnv", "render_system_prompt"]
+__all__ = ["BFCLEnv", "check_prompt_format", "default_prompt_format", "render_system_prompt"]
 
 _REFUSED_RESULT = ("Error during execution: this call is not allowed (call only the listed functions, "
                    "with literal arguments).")
 
 
-def render_system_prompt(functions: list[dict[str, Any]]) -> str:
-    """BFCL's default system prompt (Python call format, JSON function docs, plaintext, classic style)."""
-    prompts = __import__("bfcl_eval.constants.default_prompts", fromlist=["x"])
-    return decoder().formulate_system_prompt(prompts.DEFAULT_SYSTEM_PROMPT_FORMAT, functions)
+def default_prompt_format() -> str:
+    """BFCL's default prompt format: Python calls, no tags, JSON docs, plaintext, classic style."""
+    return __import__("bfcl_eval.constants.default_prompts", fromlist=["x"]).DEFAULT_SYSTEM_PROMPT_FORMAT
+
+
+def check_prompt_format(prompt_format: str) -> str:
+    """``prompt_format`` if BFCL parses it and it asks for Python calls without tags (what the env decodes)."""
+    try:
+        ret_fmt, tag, doc_fmt, prompt_fmt, style = decoder().parse_prompt_variation_params(str(prompt_format))
+        decoder().formulate_system_prompt(str(prompt_format), [])
+    except Exception as exc:
+        raise ValueError(f"prompt_format must be a BFCL format string such as {default_prompt_format()!r}, "
+                         f"got {prompt_format!r} ({exc})") from None
+    if ret_fmt != "python" or tag:
+        raise ValueError(f"prompt_format must ask for Python calls without tags (ret_fmt=python&"
+                         f"tool_call_tag=False): the env decodes those; got {prompt_format!r}")
+    return str(prompt_format)
+
+
+def render_system_prompt(functions: list[dict[str, Any]], prompt_format: str | None = None) -> str:
+    """BFCL's system prompt for ``functions`` (default format: Python calls, JSON function docs, plaintext,
+    classic style; ``func_doc_fmt=python`` gives docs about 2.4 times shorter)."""
+    return decoder().formulate_system_prompt(prompt_format or default_prompt_format(), functions)
 
 
 def _printable(text: str, limit: int) -> str:
@@ -112,7 +131,9 @@ class BFCLEnv(gym.Env[str, str]):
     ``split`` (``train``/``dev``/``test``), ``categories`` (any of the four), ``split_scheme`` (``entry``:
     held-out scenarios; ``class``: held-out API classes), ``seed`` (the split draw),
     ``max_steps_per_turn`` (BFCL's 20), ``step_timeout_s`` (wall time for one step's calls),
-    ``max_observation_chars``.
+    ``max_observation_chars``, ``prompt_format`` (a BFCL format string with Python calls and no tags, e.g.
+    ``ret_fmt=python&tool_call_tag=False&func_doc_fmt=python&prompt_fmt=plaintext&style=classic`` for
+    docs about 2.4 times shorter; default: BFCL's default, JSON docs).
 
     ## Version History
     * v0: first version, on ``bfcl-eval==2026.3.23``.
@@ -134,7 +155,7 @@ class BFCLEnv(gym.Env[str, str]):
     def __init__(self, split: str = "train", categories: tuple[str, ...] | list[str] | str = CATEGORIES,
                  split_scheme: str = "entry", seed: int = 0, max_steps_per_turn: int | None = None,
                  step_timeout_s: float | None = 10.0, max_observation_chars: int = 200_000,
-                 render_mode: str | None = None):
+                 prompt_format: str | None = None, render_mode: str | None = None):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         if split_scheme not in SPLIT_SCHEMES:
@@ -152,6 +173,7 @@ class BFCLEnv(gym.Env[str, str]):
         self.max_steps_per_turn = max_steps_per_turn or step_limit()
         self.step_timeout_s = step_timeout_s
         self.render_mode = render_mode
+        self.prompt_format = check_prompt_format(prompt_format) if prompt_format is not None else None
         self.action_space = UnicodeText(100_000, examples=("[pwd()]", HANDBACK))
         self.observation_space = UnicodeText(max_observation_chars)
         self._task: Task | None = None
@@ -217,7 +239,7 @@ class BFCLEnv(gym.Env[str, str]):
         self._raw: list[list[str]] = [[]]
         self._turn_passed: list[bool] = []
         self._done = False
-        head = render_system_prompt(self._entry.get("function", []))
+        head = render_system_prompt(self._entry.get("function", []), self.prompt_format)
         self._last_obs = _printable(f"{head}\n\n{self._turn_message(0)}", self.observation_space.max_length)
         return self._last_obs, self._info(True)
 
@@ -393,7 +415,8 @@ class BFCLEnv(gym.Env[str, str]):
         if self._hindsight_env is None:
             self._hindsight_env = BFCLEnv(split=self.split, categories=self.categories,
                                           split_scheme=self.split_scheme, seed=self.seed,
-                                          max_steps_per_turn=10_000, step_timeout_s=self.step_timeout_s)
+                                          max_steps_per_turn=10_000, step_timeout_s=self.step_timeout_s,
+                                          prompt_format=self.prompt_format)
         env = self._hindsight_env
         parent = trajectory.task
         env.reset(options={"task": parent})

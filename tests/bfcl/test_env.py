@@ -141,6 +141,15 @@ def test_constructor_arguments_are_checked():
         with pytest.raises(ValueError, match=word):
             BFCLEnv(**kwargs)
     env = BFCLEnv()
+    with pytest.raises(ValueError, match="ret_fmt=json"):
+        BFCLEnv(prompt_format="ret_fmt=json&tool_call_tag=False&func_doc_fmt=json&prompt_fmt=plaintext&style=classic")
+    with pytest.raises(ValueError, match="prompt_format"):
+        BFCLEnv(prompt_format="python please")
+    short = BFCLEnv(prompt_format="ret_fmt=python&tool_call_tag=False&func_doc_fmt=python&prompt_fmt=plaintext"
+                                  "&style=classic")
+    long_obs, _ = env.reset(options={"task_id": "bfcl/multi_turn_base_0"})
+    short_obs, _ = short.reset(options={"task_id": "bfcl/multi_turn_base_0"})
+    assert len(short_obs) < len(long_obs) / 2 and short_obs.endswith(long_obs[-100:])
     with pytest.raises(ValueError, match="multi_turn_base_999"):
         env.reset(options={"task_id": "bfcl/multi_turn_base_999"})
     with pytest.raises(RuntimeError, match="reset"):

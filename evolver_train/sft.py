@@ -13,6 +13,12 @@
 * ``train_sft`` - build (or load) the policy, train it on the demonstrations, save a checkpoint.
 * ``main`` - ``evolver sft --config configs/sft.yaml`` or flags.
 
+Progress: every ``log_every`` steps a line with the loss, the throughput and the ETA; TensorBoard scalars
+(``sft/loss``, ``sft/loss_ema``, ``sft/learning_rate``, ``sft/tokens_per_second``) in ``<output_dir>/runs``
+(``report_to: none`` turns them off); every ``save_steps`` steps a resume checkpoint in
+``<output_dir>/checkpoints/step-N`` (model, optimiser, schedule, random states), from which a killed run of the
+same settings continues (``resume``) to the same weights as an uninterrupted one.
+
 The demonstrations are laid out with the rollout's own ``ChatCodec`` (prompt, then each action and
 its EOS, then the next observation as a chat-template delta), so the warm-started policy sees at
 RL time exactly the token layout it was trained on. Loss is on action tokens only.
@@ -150,7 +156,14 @@ class SFTConfig:
                 "search, option clicks), so the policy learns to copy words rather than memorise the train "
                 "products. 0 = off."})
     seed: int = field(default=0, metadata={"help": "Seed of demonstrations, initialisation and batching."})
-    log_every: int = field(default=25, metadata={"help": "Print the loss every N steps."})
+    log_every: int = field(default=25, metadata={"help": "Print the loss, throughput and ETA every N steps."})
+    report_to: str = field(default="tensorboard", metadata={
+        "help": "'tensorboard': loss, learning rate and throughput every step in <output_dir>/runs; 'none': off."})
+    save_steps: int = field(default=500, metadata={
+        "help": "Write a resume checkpoint (<output_dir>/checkpoints/step-N) every N steps; 0 = never."})
+    save_total_limit: int = field(default=1, metadata={"help": "Resume checkpoints kept (the newest)."})
+    resume: bool = field(default=True, metadata={
+        "help": "Continue from the newest resume checkpoint of a run with the same settings in output_dir."})
     lora_r: int = field(default=0, metadata={
         "help": "LoRA rank of the warm start (0 = train all weights). The adapter is merged into the saved "
                 "checkpoint, so GRPO starts from a plain model (and may add its own adapter)."})
@@ -159,9 +172,15 @@ class SFTConfig:
                                            metadata={"help": "Modules the warm start's LoRA adapts."})
 
     def __post_init__(self) -> None:
-        for name in ("spell_ids", "with_split"):
+        for name in ("spell_ids", "with_split", "resume"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.report_to not in ("tensorboard", "none"):
+            raise ConfigError(f"report_to must be 'tensorboard' or 'none', got {self.report_to!r}")
+        if not isinstance(self.save_steps, int) or isinstance(self.save_steps, bool) or self.save_steps < 0:
+            raise ConfigError(f"save_steps must be an int >= 0, got {self.save_steps!r}")
+        if not isinstance(self.save_total_limit, int) or self.save_total_limit < 1:
+            raise ConfigError(f"save_total_limit must be an int >= 1, got {self.save_total_limit!r}")
         if not isinstance(self.lora_r, int) or self.lora_r < 0:
             raise ConfigError(f"lora_r must be an int >= 0, got {self.lora_r!r}")
         if self.lora_r and not self.lora_target_modules:
@@ -403,6 +422,73 @@ def encode_demonstration(codec: Any, trajectory: Trajectory) -> tuple[list[int],
 
 # Tokens an evaluation allows an action beyond the longest demonstrated one (recorded with the checkpoint).
 ACTION_TOKEN_MARGIN = 8
+# Settings of how a run reports, saves and resumes: they do not change the weights it trains.
+PROGRESS_FIELDS = frozenset({"output_dir", "log_every", "report_to", "save_steps", "save_total_limit", "resume"})
+_STATE = "state.pt"
+
+
+def _resume_settings(config: SFTConfig) -> dict[str, Any]:
+    """The settings a resume checkpoint must share with the run that continues it (JSON-normalised)."""
+    return json.loads(json.dumps({k: v for k, v in asdict(config).items() if k not in PROGRESS_FIELDS}))
+
+
+def _checkpoints(out: Path) -> list[tuple[int, Path]]:
+    """``(step, folder)`` of the resume checkpoints under ``out/checkpoints``, oldest first."""
+    found = []
+    for folder in (out / "checkpoints").glob("step-*"):
+        tail = folder.name[len("step-"):]
+        if tail.isdigit() and (folder / _STATE).is_file():
+            found.append((int(tail), folder))
+    return sorted(found)
+
+
+def _newest_checkpoint(config: SFTConfig) -> Path | None:
+    """The newest resume checkpoint of a run with this run's settings, or ``None``."""
+    for _, folder in reversed(_checkpoints(Path(config.output_dir))):
+        try:
+            recorded = json.loads((folder / "settings.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if recorded == _resume_settings(config):
+            return folder
+        print(f"sft: not resuming from {folder}: it was trained with other settings", flush=True)
+        return None
+    return None
+
+
+def _save_checkpoint(config: SFTConfig, step: int, state: dict[str, Any]) -> Path:
+    """Write ``checkpoints/step-<step>`` atomically (a folder renamed into place) and drop the older ones."""
+    import torch
+
+    root = Path(config.output_dir) / "checkpoints"
+    folder, tmp = root / f"step-{step}", root / f".step-{step}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    torch.save(state, tmp / _STATE)
+    (tmp / "settings.json").write_text(json.dumps(_resume_settings(config), indent=2))
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    for _, old in _checkpoints(Path(config.output_dir))[:-config.save_total_limit]:
+        shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(max(seconds, 0.0)))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+
+def _tensorboard(config: SFTConfig, first_step: int) -> Any:
+    if config.report_to != "tensorboard":
+        return None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as exc:
+        print(f"sft: warning: no TensorBoard logs ({exc}); report_to: none silences this", file=sys.stderr)
+        return None
+    # A resumed run drops what the killed one logged after its checkpoint, so each step appears once.
+    return SummaryWriter(str(Path(config.output_dir) / "runs"), purge_step=first_step or None)
 
 def _batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator):
     """Batches of similar length (little padding), in random order, reshuffled every epoch."""
@@ -496,10 +582,36 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         optimizer, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / max(1, config.max_steps)))))
     rng = make_rng(config.seed, "sft-batches")
     pad = tokenizer.pad_token_id
-    start = time.monotonic()
+    batches = _batches([len(e[0]) for e in encoded], min(config.batch_size, len(encoded)), rng)
     step, loss_ema = 0, None
-    tokens_seen = 0
-    for batch in _batches([len(e[0]) for e in encoded], min(config.batch_size, len(encoded)), rng):
+    tokens_seen, earlier = 0, 0.0  # earlier: training seconds before a resume
+    resume_from = _newest_checkpoint(config) if config.resume else None
+    if resume_from is not None:
+        state = torch.load(resume_from / _STATE, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        step, loss_ema, tokens_seen, earlier = state["step"], state["loss_ema"], state["tokens_seen"], state["elapsed"]
+        relabel_rng.bit_generator.state = state["relabel_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        for _ in range(step):  # the batch order is a function of the seed: replay it to where the run stopped
+            next(batches)
+        print(f"sft: resuming from {resume_from} at step {step} of {config.max_steps}", flush=True)
+    else:  # a fresh run: checkpoints left by other settings (or resume: false) would be mistaken for its own
+        shutil.rmtree(Path(config.output_dir) / "checkpoints", ignore_errors=True)
+
+    def checkpoint() -> None:
+        if config.save_steps:
+            _save_checkpoint(config, step, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
+                "step": step, "loss_ema": loss_ema, "tokens_seen": tokens_seen,
+                "elapsed": earlier + time.monotonic() - start, "relabel_rng": relabel_rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state()})
+
+    writer = _tensorboard(config, step)
+    first_step, start = step, time.monotonic()
+    while step < config.max_steps:
+        batch = next(batches)
         if not relabellers:
             rows = [encoded[int(i)] for i in batch]
         else:  # fresh names every time a demonstration is batched: they cannot be memorised
@@ -524,11 +636,19 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         step += 1
         value = loss.item()
         loss_ema = value if loss_ema is None else 0.9 * loss_ema + 0.1 * value
-        elapsed = time.monotonic() - start
-        if step % config.log_every == 0:
-            print(f"sft: step {step} loss {loss_ema:.4f} ({elapsed:.0f}s, "
-                  f"{tokens_seen / max(elapsed, 1e-9):.0f} tokens/s)",
+        here = time.monotonic() - start
+        elapsed = earlier + here
+        if writer is not None:
+            for tag, scalar in (("loss", value), ("loss_ema", loss_ema), ("learning_rate", schedule.get_last_lr()[0]),
+                                ("tokens_per_second", tokens_seen / max(elapsed, 1e-9))):
+                writer.add_scalar(f"sft/{tag}", scalar, step)
+        if step % config.log_every == 0 or step == config.max_steps:
+            eta = here / (step - first_step) * (config.max_steps - step)
+            print(f"sft: step {step}/{config.max_steps} loss {loss_ema:.4f} ({elapsed:.0f}s, "
+                  f"{tokens_seen / max(elapsed, 1e-9):.0f} tokens/s, ETA {_duration(eta)})",
                   flush=True)
+        if config.save_steps and step % config.save_steps == 0:
+            checkpoint()
         if step >= config.max_steps:
             break
         if config.max_minutes and elapsed >= 60 * config.max_minutes:
@@ -536,7 +656,10 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
             # step budget's (``finished_sft_mismatch`` refuses to reuse it).
             print(f"sft: warning: max_minutes={config.max_minutes:g} stopped training at step {step} of "
                   f"max_steps={config.max_steps}; set max_minutes 0 to train every step", file=sys.stderr)
+            checkpoint()  # a later run of the same settings continues from here
             break
+    if writer is not None:
+        writer.close()
 
     if config.lora_r:
         model = model.merge_and_unload()  # a plain checkpoint: GRPO and evaluation load it like any other
@@ -579,7 +702,7 @@ def finished_sft_mismatch(folder: str | Path, expected: SFTConfig) -> str | None
         return f"{folder}/sft_config.json is not a JSON object"
     wanted = json.loads(json.dumps(asdict(expected)))  # tuples as lists, as they are recorded
     for key, value in wanted.items():
-        if key != "output_dir" and record.get(key) != value:
+        if key not in PROGRESS_FIELDS - {"log_every"} and record.get(key) != value:
             return f"{folder} was trained with {key}={record.get(key)!r}, not {value!r}"
     if record.get("steps") != expected.max_steps:
         return f"{folder} stopped at step {record.get('steps')!r} of {expected.max_steps}"

@@ -17,7 +17,8 @@ Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,pe
 
 ``--diplomacy`` switches ``tournament`` and ``view`` to Diplomacy (``arena.diplomacy_v0``; needs the
 optional engine, ``pip install 'evolver-gym[diplomacy]'``) with ``--max-year`` and ``--press-rounds``;
-its entrants are ``rule`` and ``random``, and ``--seats`` lists one player per power (or one for all).
+its entrants are ``rule``, ``random`` and ``llm:<model>@<base_url>``, and ``--seats`` lists one bot per
+power (or one for all).
 """
 
 from __future__ import annotations

@@ -37,9 +37,24 @@ __all__ = ["run_tournament", "schedule", "summarize", "elo_ratings", "make_entra
 
 
 def make_entrant(spec: str, name: str | None = None) -> Callable[[], Bot]:
-    """A factory of fresh players for ``spec`` (``random`` or ``rule``)."""
+    """A factory of fresh players for ``spec``: ``random``, ``rule`` or ``llm:<model>@<base_url>``
+    (an OpenAI-compatible endpoint; :class:`~arena.diplomacy.llm_seat.DiplomacyLLMSeat`)."""
+    if spec.startswith("llm:"):
+        model, _, base_url = spec[4:].partition("@")
+        if not model:
+            raise ValueError(f"llm entrant spec {spec!r} lacks a model: use 'llm:<model>@<base_url>'")
+
+        def factory() -> Bot:
+            from evolver_gym.core.llm import OpenAIChatClient
+
+            from .llm_seat import DiplomacyLLMSeat
+
+            client = OpenAIChatClient(model=model, base_url=base_url or None, role="arena")
+            return DiplomacyLLMSeat(client, name=name or spec)
+
+        return factory
     if spec not in BOT_KINDS:
-        raise ValueError(f"unknown Diplomacy entrant {spec!r}; use one of {BOT_KINDS}")
+        raise ValueError(f"unknown Diplomacy entrant {spec!r}; use one of {BOT_KINDS} or 'llm:<model>@<base_url>'")
     return lambda: make_bot(spec, name)
 
 
@@ -95,7 +110,8 @@ def run_tournament(
             if index in results:
                 continue
             lineup, game_seed = schedule(names, seed, index)
-            res = play_game([factories[name]() for name in lineup], config=config, seed=game_seed)
+            players = [factories[name]() for name in lineup]
+            res = play_game(players, config=config, seed=game_seed)
             rec = {
                 "index": index,
                 "game": "diplomacy",
@@ -104,6 +120,9 @@ def run_tournament(
                 "lineup": lineup,
                 **{k: v for k, v in res.items() if k != "record"},
             }
+            llm_stats = [getattr(p, "stats", None) for p in players]
+            if any(llm_stats):
+                rec["llm_stats"] = llm_stats
             if save_records:
                 rec["record"] = res["record"]
             results[index] = rec
@@ -165,6 +184,10 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
         reasons[g["end_reason"]] = reasons.get(g["end_reason"], 0) + 1
         for s, (name, power) in enumerate(zip(g["lineup"], POWERS)):
             t = per.setdefault(name, {"scores": [], "centers": [], "solos": 0, "powers": {}, "invalid": 0})
+            llm = (g.get("llm_stats") or [None] * len(POWERS))[s]
+            if llm:  # a model seat repairs bad replies itself; count what it had to repair
+                for key, value in llm.items():
+                    t.setdefault("llm", {})[key] = t.get("llm", {}).get(key, 0) + value
             t["scores"].append(g["scores"][power])
             t["centers"].append(g["supply_centers"][power])
             t["solos"] += g["winner"] == power
@@ -182,6 +205,8 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
             "powers": {p: round(sum(v) / len(v), 4) for p, v in sorted(t["powers"].items())},
             "invalid_actions": t["invalid"],
         }
+        if "llm" in t:
+            entrants[name]["llm"] = t["llm"]
     return {
         "games": len(games),
         "end_reasons": dict(sorted(reasons.items())),

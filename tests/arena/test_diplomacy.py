@@ -274,8 +274,8 @@ def test_cli_diplomacy_tournament_and_viewer(tmp_path, capsys):
     view = ["view", "--diplomacy", "--results", str(results), "--index", "1", "--port", "0", "--serve-seconds", "0.1"]
     assert main(view) == 0
     assert "Diplomacy viewer at http://127.0.0.1:" in capsys.readouterr().out
-    assert main(["tournament", "--diplomacy", "--entrants", "rule,llm:x@y", "--games", "1"]) == 2
-    assert "unknown Diplomacy entrant 'llm:x@y'" in capsys.readouterr().err
+    assert main(["tournament", "--diplomacy", "--entrants", "rule,bogus", "--games", "1"]) == 2
+    assert "unknown Diplomacy entrant 'bogus'" in capsys.readouterr().err
     assert main(["view", "--diplomacy", "--live", "--seats", "rule,random", "--serve-seconds", "0"]) == 2
     assert "7 needed" in capsys.readouterr().err
     assert main(["tournament", "--diplomacy", "--entrants", "rule", "--max-year", "1800"]) == 2
@@ -313,3 +313,50 @@ def test_eliminated_powers_leave_and_both_views_play_the_same_game():
     while par.agents:
         obs, *_ = par.step({a: players[a].act(par.game, obs[a]["text"]) for a in par.agents})
     assert json.dumps(par.game.history) == json.dumps(g.history)
+
+
+# -- a chat model as a power --------------------------------------------------------------------
+def _first_legal_orders(body):
+    """A stand-in model that reads its prompt: the first listed legal order of every unit."""
+    prompt = body["messages"][-1]["content"]
+    if "Your legal orders" not in prompt:
+        return "PASS"
+    listed = prompt.split("Your legal orders, by unit location:\n", 1)[1].split("\n")
+    return "<think>first listed</think>\n" + "\n".join(
+        line.split(": ", 1)[1].split(" | ")[0] for line in listed if line.startswith("  ")
+    )
+
+
+def test_llm_entrant_plays_through_an_openai_compatible_server():
+    from evolver_gym.core.llm.testing import ScriptedLLMServer
+
+    with ScriptedLLMServer(handler=_first_legal_orders) as server:
+        entrants = {"model": f"llm:{server.model}@{server.url}", "rule": "rule"}
+        summary = run_tournament(entrants, num_games=2, config=DiplomacyConfig(max_year=1901))
+        prompts = [r["messages"][-1]["content"] for r in server.requests]
+    model = summary["entrants"]["model"]
+    assert model["invalid_actions"] == 0 and model["llm"]["calls"] == len(prompts) > 0
+    assert model["llm"]["invalid_lines"] == model["llm"]["fallbacks"] == 0
+    assert all("You play " in p and "Reply with one order per line" in p for p in prompts)
+
+
+def test_llm_seat_retries_with_reasons_and_falls_back_on_client_errors():
+    from arena.diplomacy.llm_seat import DiplomacyLLMSeat
+    from evolver_gym.core.llm.testing import Fault, ScriptedLLMServer
+
+    g = DiplomacyGame()
+    with ScriptedLLMServer(replies=["A PAR - MUN", "<think>fine</think>a par - bur"]) as server:
+        seat = DiplomacyLLMSeat(server.client(), max_retries=1)
+        seat.reset("FRANCE", 0)
+        assert seat.act(g, "obs") == "A PAR - BUR"
+        assert "not a legal order" in server.requests[1]["messages"][-1]["content"]
+        assert seat.stats["retries"] == 1 and seat.thoughts == ["fine"]
+        server.fail_next(Fault.http(500), times=10)
+        assert seat.act(g, "obs") == "PASS"
+        assert seat.stats["client_errors"] == 1 and seat.stats["fallbacks"] == 1
+    press = DiplomacyGame(DiplomacyConfig(press_rounds=1))
+    with ScriptedLLMServer(replies=["TO england: hold the Channel?\nTO MARS: hi"]) as server:
+        seat = DiplomacyLLMSeat(server.client(), max_retries=0)
+        seat.reset("FRANCE", 0)
+        assert seat.act(press, "obs") == "TO ENGLAND: hold the Channel?"
+        assert seat.stats["invalid_lines"] == 1

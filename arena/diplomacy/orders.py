@@ -18,7 +18,7 @@ import re
 
 from .game import POWERS, DiplomacyGame, normalize_order
 
-__all__ = ["check_orders", "read_press", "strip_think"]
+__all__ = ["check_orders", "read_press", "strip_think", "MAX_MESSAGES"]
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
@@ -87,10 +87,13 @@ def check_orders(game: DiplomacyGame, power: str, text: str) -> tuple[list[str],
     return accepted, errors
 
 
+MAX_MESSAGES = len(POWERS)  # per press reply: one to each other power and one to all
+
+
 def read_press(text: str, power: str, max_chars: int) -> tuple[list[tuple[str, str]], list[str]]:
     """``([(recipient, message)], reasons)`` from a press reply: lines ``TO <POWER>: text`` or
     ``TO ALL: text``; ``PASS`` or an empty reply sends nothing. Messages are cut to ``max_chars``
-    and stripped of control characters."""
+    and stripped of control characters; at most :data:`MAX_MESSAGES` are sent per reply."""
     if not isinstance(text, str):
         return [], [f"press must be text, got {type(text).__name__}"]
     sent: list[tuple[str, str]] = []
@@ -111,6 +114,10 @@ def read_press(text: str, power: str, max_chars: int) -> tuple[list[tuple[str, s
             errors.append(f"{power} cannot write to itself")
             continue
         message = _CONTROL.sub("", m.group(2)).strip()[:max_chars]
-        if message:
-            sent.append((recipient, message))
+        if not message:
+            continue
+        if len(sent) == MAX_MESSAGES:
+            errors.append(f"at most {MAX_MESSAGES} messages per press reply; {line[:40]!r} was not sent")
+            continue
+        sent.append((recipient, message))
     return sent, errors

@@ -160,6 +160,8 @@ def test_press_reader():
     sent, errors = read_press("TO england: hi\nTO ALL:  peace \nTO PRUSSIA: x\nTO FRANCE: me\nhello", "FRANCE", 3)
     assert sent == [("ENGLAND", "hi"), ("ALL", "pea")]
     assert len(errors) == 3
+    sent, errors = read_press("\n".join(f"TO ALL: {i}" for i in range(50)), "FRANCE", 400)
+    assert len(sent) == 7 and len(errors) == 43 and "at most 7" in errors[0]
 
 
 def test_env_survives_garbage_and_retries_then_drops_bad_lines():

@@ -672,7 +672,10 @@ class Server:
         if op == "open":
             self.base = msg["dir"]
             if self.apps is None:
+                from appworld.apps.api_lib import set_local_show_api_response_schemas
+
                 self.apps = Apps()
+                set_local_show_api_response_schemas(True)  # AppWorld's default: docs show response schemas
             return {"ok": True}
         if op == "reset":
             return self.reset(msg.get("task") or {})
@@ -831,6 +834,8 @@ def main() -> None:
         except Exception as exc:  # a bad request never takes the server down
             out = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
         reply.write(json.dumps(out, default=str) + "\n")
+    reply.flush()
+    os._exit(0)  # the in-process ASGI client keeps a thread alive; nothing is left to save
 
 
 if __name__ == "__main__":

@@ -469,10 +469,12 @@ def _(w, v):
         return None
     code = (
         f"{login(w, 'spotify')}\n"
+        + pages("apis.spotify.show_liked_songs(page_index=PAGE, page_limit=20, access_token=spotify_token)")
+        + "\nliked = {s['song_id'] for s in items}\n"
         + pages("apis.spotify.show_song_library(page_index=PAGE, page_limit=20, access_token=spotify_token)")
         + "\n"
         "for s in items:\n"
-        f"    if apis.spotify.show_song(song_id=s['song_id'])['genre'] == {g!r}:\n"
+        f"    if s['song_id'] not in liked and apis.spotify.show_song(song_id=s['song_id'])['genre'] == {g!r}:\n"
         "        apis.spotify.like_song(song_id=s['song_id'], access_token=spotify_token)\n" + finish()
     )
     tests = [added("spotify", "song_likes", {"user_id": _sup(w)["ids"]["spotify"], "song_id": s}) for s in todo]
@@ -1041,7 +1043,15 @@ def _(w, v):
 
 @template("splitwise_add_member", ("splitwise",), 1)
 def _(w, v):
-    pairs = [(g, p) for g in w["groups"] for p in _others(w) if p["email"] not in g["members"]]
+    # The app compares the new member's user id with the group's membership-row ids (its own quirk), so
+    # people whose user id equals one of those row ids cannot be added; they are left out.
+    rows = {g["id"]: range(1 + 4 * i, 5 + 4 * i) for i, g in enumerate(w["groups"])}
+    pairs = [
+        (g, p)
+        for g in w["groups"]
+        for p in _others(w)
+        if p["email"] not in g["members"] and p["ids"]["splitwise"] not in rows[g["id"]]
+    ]
     pick = _pick(pairs, v, "splitwise_add_member")
     if pick is None:
         return None
@@ -1108,6 +1118,8 @@ def _(w, v):
     if t is None:
         return None
     best = min((p for p in w["products"] if p["type"] == t), key=lambda p: (p["price"], p["id"]))
+    if best["id"] in w["cart_product_ids"]:
+        return None  # already in the cart: adding it again changes a quantity, another scenario
     code = (
         f"{login(w, 'amazon')}\n"
         + pages(f"apis.amazon.search_products(product_type={t!r}, page_index=PAGE, page_limit=20)")

@@ -1,0 +1,77 @@
+"""The scenario templates over the generated world's facts (no apps needed: the facts are a fixture).
+
+``world_seed0.json`` is what ``_server.build_world(0, ...)`` returns (our generator's names and
+content, not AppWorld's data); ``test_env.py`` checks that a fresh build gives the same facts.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evolver_gym.appworld_apps.tasks import SPLIT_SCHEMES, SPLITS, TEMPLATES, all_specs, build_tasks
+
+WORLD = json.loads((Path(__file__).parent / "world_seed0.json").read_text())
+USER_APPS = {"amazon", "file_system", "gmail", "phone", "simple_note", "splitwise", "spotify", "todoist", "venmo"}
+
+
+def _all(scheme="goal"):
+    return [t for s in SPLITS for t in build_tasks(WORLD, s, scheme)]
+
+
+def test_templates_cover_every_app_every_level_and_cross_app():
+    assert len(TEMPLATES) >= 50
+    assert set().union(*(t.apps for t in TEMPLATES.values())) == USER_APPS
+    assert {t.difficulty for t in TEMPLATES.values()} == {1, 2, 3}
+    cross = [t for t in TEMPLATES.values() if len(t.apps) > 1]
+    assert len(cross) >= 10
+    assert all(t.difficulty >= 2 for t in cross)
+
+
+@pytest.mark.parametrize("scheme", SPLIT_SCHEMES)
+def test_splits_partition_the_tasks(scheme):
+    tasks = _all(scheme)
+    assert len(tasks) == len(all_specs(WORLD)) >= 300
+    ids = [t.task_id for t in tasks]
+    assert len(set(ids)) == len(ids)
+    per_split = Counter(t.split for t in tasks)
+    assert all(per_split[s] > 0 for s in SPLITS), per_split
+    if scheme == "scenario":  # whole templates held out: no template in two of train/dev/test_normal
+        homes = {}
+        for t in tasks:
+            homes.setdefault(t.goal["scenario"], set()).add(t.split)
+        assert all(len(v) == 1 for v in homes.values())
+
+
+def test_every_task_can_fail_and_checks_collateral():
+    for t in _all():
+        kinds = [x["kind"] for x in t.goal["tests"]]
+        assert any(x["label"] == "no_op_fail" for x in t.goal["tests"]), t.task_id
+        assert kinds[-1] == "no_collateral", t.task_id
+        assert t.reference and "apis.supervisor.complete_task(" in t.reference[-1], t.task_id
+        assert t.difficulty in (1, 2, 3)
+        assert "reference" not in t.public()
+
+
+def test_references_use_appworld_login_and_real_app_names():
+    for t in _all():
+        code = "\n".join(t.reference)
+        assert "apis.supervisor.show_account_passwords()" in code
+        for app in t.goal["apps"]:
+            assert f"apis.{app}.login(" in code, (t.task_id, app)
+
+
+def test_tasks_are_deterministic_and_compile():
+    a, b = _all(), _all()
+    assert [t.to_dict() for t in a] == [t.to_dict() for t in b]
+    for t in a:
+        for cell in t.reference:
+            compile(cell, t.task_id, "exec")
+
+
+def test_bad_split_names_the_value():
+    with pytest.raises(ValueError, match="'nope'"):
+        build_tasks(WORLD, "nope")
+    with pytest.raises(ValueError, match="'bogus'"):
+        build_tasks(WORLD, "train", "bogus")

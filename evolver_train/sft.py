@@ -291,10 +291,13 @@ def synthesize_tasks(config: SFTConfig) -> Path:
     record.write_text(json.dumps(settings, indent=2))
     env = gym.make(config.env_id, **config.env_kwargs).unwrapped
     embed = bool(synthesis.embedding_threshold or synthesis.leakage_cosine)
+    ticker = _Ticker("synthesis", config.synthesize_tasks, "tasks")
     try:
         with TaskPool(folder / "pool.sqlite") as pool:
             synthesizer = build_synthesizer(env, pool, synthesis, embedder="packaged" if embed else None)
-            report = synthesize_into(synthesizer, folder, config.synthesize_tasks)
+            ticker(len(pool.ids(origin="synthetic", status=None)))
+            report = synthesize_into(synthesizer, folder, config.synthesize_tasks,
+                                     on_round=lambda _: ticker(len(pool.ids(origin="synthetic", status=None))))
     finally:
         env.close()
     n = report["synthetic_tasks"]
@@ -321,18 +324,40 @@ def demonstrated_tasks(config: SFTConfig, env: gym.Env) -> list[Task]:
     return tasks + list(env.unwrapped.tasks(config.split)) if config.with_split else tasks
 
 
+class _Ticker:
+    """A progress line at most every ``every`` seconds: ``sft: <what>: done/total unit (elapsed, ETA)``."""
+
+    def __init__(self, what: str, total: int, unit: str, every: float = 15.0):
+        self.what, self.total, self.unit, self.every = what, total, unit, every
+        self.start = self.last = time.monotonic()
+        self.first: int | None = None
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        if self.first is None:
+            self.first = done  # a resumed synthesis starts part-way
+            return
+        if now - self.last < self.every or done >= self.total:
+            return
+        self.last = now
+        rate = (now - self.start) / max(done - self.first, 1)
+        print(f"sft: {self.what}: {done}/{self.total} {self.unit} ({_duration(now - self.start)}, ETA "
+              f"{_duration(rate * (self.total - done))})", flush=True)
+
+
 def _stop_short(actions: list[str], info: dict[str, Any], rng: np.random.Generator) -> list[str]:
     """The flaw of an environment that offers none: stop one step short of the oracle."""
     return actions[: max(1, len(actions) - 1)]
 
 
 def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imperfect_share: float,
-                           seed: int = 0) -> list[Trajectory]:
+                           seed: int = 0, progress: Any = None) -> list[Trajectory]:
     """Play ``n`` demonstrations over ``tasks`` (cycled) with the env's oracle.
 
     An imperfect demonstration follows a flawed plan: the environment's own ``flawed_plan(plan, info,
     rng)`` after the first action where it offers one, else the plan stopped one step short. Actions
     that are invalid where they land are skipped (a demonstration never teaches an invalid action).
+    ``progress``, when given, is called with the number of demonstrations played so far after each one.
     """
     from .envs import express_action
 
@@ -360,6 +385,8 @@ def collect_demonstrations(env: gym.Env, tasks: Sequence[Task], n: int, *, imper
                 break
         traj.success, traj.score = bool(info.get("success", False)), float(info.get("score", 0.0))
         demos.append(traj)
+        if progress is not None:
+            progress(len(demos))
     return demos
 
 
@@ -537,8 +564,11 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     env = shape_environment(gym.make(config.env_id, **config.env_kwargs), config.observation_shaping)
     tasks = demonstrated_tasks(config, env)
     if demonstrations is None:
+        ticker = _Ticker("demonstrations", config.num_demonstrations, "played")
+        ticker(0)
         demonstrations = collect_demonstrations(env, tasks, config.num_demonstrations,
-                                                imperfect_share=config.imperfect_share, seed=config.seed)
+                                                imperfect_share=config.imperfect_share, seed=config.seed,
+                                                progress=ticker)
     blocks: list[str] = []
     if config.experience_share > 0:
         demonstrations = add_experience_context(demonstrations, config.experience_share,

@@ -66,10 +66,27 @@ def test_a_killed_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path, c
     assert not all(torch.equal(a[k], c[k]) for k in a)
 
 
-@pytest.mark.parametrize("bad, needle", [({"report_to": "wandb"}, "report_to must be 'tensorboard' or 'none', got 'wandb'"),
-                                         ({"save_steps": -1}, "save_steps must be an int >= 0, got -1"),
-                                         ({"save_total_limit": 0}, "save_total_limit must be an int >= 1, got 0"),
-                                         ({"resume": "yes"}, "resume must be true or false, got 'yes'")])
+@pytest.mark.parametrize("bad, needle", [
+    ({"report_to": "wandb"}, "report_to must be 'tensorboard' or 'none', got 'wandb'"),
+    ({"save_steps": -1}, "save_steps must be an int >= 0, got -1"),
+    ({"save_total_limit": 0}, "save_total_limit must be an int >= 1, got 0"),
+    ({"resume": "yes"}, "resume must be true or false, got 'yes'")])
 def test_bad_progress_settings_name_the_value(bad, needle):
     with pytest.raises(ConfigError, match=needle):
         SFTConfig(**bad)
+
+
+def test_demonstration_collection_and_synthesis_report_progress(capsys):
+    import gymnasium as gym
+
+    import evolver_gym  # noqa: F401
+    from evolver_train.sft import _Ticker, collect_demonstrations
+
+    ticker = _Ticker("demonstrations", 10, "played", every=0.0)
+    ticker(0)
+    env = gym.make("evolver/WebShop-v0", **ENV_KWARGS)
+    demos = collect_demonstrations(env, env.unwrapped.tasks("train"), 10, imperfect_share=0.0, progress=ticker)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(demos) == 10 and len(lines) == 9  # 1..9 of 10; the last one is the caller's to report
+    assert lines[0].startswith("sft: demonstrations: 1/10 played (") and ", ETA " in lines[0]
+    assert lines[-1].startswith("sft: demonstrations: 9/10 played (")

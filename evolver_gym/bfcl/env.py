@@ -28,6 +28,7 @@ from .tasks import (
     check_categories,
     held_out_classes,
     hindsight_entry,
+    keyword_call,
     oracle_actions,
     split_of,
     split_table,
@@ -441,6 +442,27 @@ class BFCLEnv(gym.Env[str, str]):
                   "involved_classes": list(entry["involved_classes"])},
             reference=oracle_actions(truth), proposer="hindsight",
             metadata={"source": "hindsight", "turns": len(truth)})
+
+    # -- the leakage interface (``wrappers.questioning.LeakageGuard``) -------------------------------
+    def target_key(self, task: Task | dict) -> str | None:
+        """What ``task`` checks: its start state (classes and initial configuration) and its ground-truth
+        calls turn by turn (keyword form), less the wording of its user turns."""
+        task = Task.from_dict(task)
+        try:
+            entry, truth = task_entry(task)
+        except ValueError:
+            return None
+        calls = [[keyword_call(c) for c in turn] for turn in truth if turn]
+        return json.dumps([sorted(entry["involved_classes"]), entry["initial_config"], calls], sort_keys=True,
+                          default=str)
+
+    def split_unit(self, task: Task | dict) -> str | None:
+        """Under the ``class`` scheme, a held-out class ``task`` involves (held out whole), else None."""
+        if self.split_scheme != "class":
+            return None
+        held = held_out_classes(self.split_scheme, self.seed)
+        classes = set(Task.from_dict(task).goal.get("involved_classes", [])) & set(held["dev"] + held["test"])
+        return f"class:{min(classes)}" if classes else None
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

@@ -149,3 +149,26 @@ def test_evolver_play_scores_the_reference_policies(capsys):
     results = json.loads(capsys.readouterr().out)
     assert results["oracle"]["success_rate"] == 1.0 and results["do_nothing"]["success_rate"] == 0.0
     assert set(results) == {"oracle", "random", "do_nothing"}
+
+
+def test_leakage_guard_refuses_a_copy_of_a_test_task_and_held_out_classes():
+    from wrappers.questioning import LeakageGuard
+
+    env = BFCLEnv(categories=("base",), split_scheme="class")
+    from evolver_gym.bfcl.package import entries, ground_truth
+
+    test = env.tasks("test")
+    # The same entry written inline, as a hindsight task carries it: another goal, the same target.
+    raw = next(e for e in entries("base") if e["id"] == test[0].goal["entry_id"])
+    raw = {**raw, "id": "multi_turn_base_hindsightcopy"}
+    goal = {"entry": raw, "ground_truth": ground_truth("base")[test[0].goal["entry_id"]],
+            "involved_classes": raw["involved_classes"]}
+    copy = test[0].derive(instruction="reworded entirely, nothing shared", goal=goal,
+                          reference=test[0].reference, proposer="x")
+    train = env.tasks("train")[0]
+    mixed = train.derive(instruction="another wording", goal={**train.goal, "involved_classes":
+                         list(train.goal["involved_classes"]) + env.profile()["held_out_classes"]["test"][:1]},
+                         reference=train.reference, proposer="x")
+    verdicts = LeakageGuard(test, env=env, solves=False).near([copy, mixed, train])
+    assert verdicts[0] == "same target as a dev/test task" and verdicts[1] == "in a unit the split holds out"
+    assert verdicts[2] is None

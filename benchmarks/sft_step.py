@@ -9,6 +9,13 @@ of each, the ratio, and the largest difference between the two losses on the fir
 value up to float rounding).
 
     python benchmarks/sft_step.py [--steps 40] [--threads 1]
+
+With ``--progress``, the warm start's own loop (``train_sft``) instead, with its progress reporting on
+(TensorBoard scalars every step, a resume checkpoint every ``--save-steps`` steps, ETA lines) against off
+(``report_to: none``, ``save_steps: 0``), on the same demonstrations, runs alternated: wall seconds per run
+and per step of each, and their ratio. Both runs train the same weights (checked).
+
+    python benchmarks/sft_step.py --progress [--steps 40] [--save-steps 10] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -30,7 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=40, help="timed steps of each loss")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--progress", action="store_true", help="time train_sft with progress reporting on and off")
+    parser.add_argument("--save-steps", type=int, default=10, help="--progress: steps between resume checkpoints")
+    parser.add_argument("--repeats", type=int, default=2, help="--progress: runs of each setting")
     args = parser.parse_args(argv)
+    if args.progress:
+        return progress_overhead(args)
 
     import gymnasium as gym
     import numpy as np
@@ -96,6 +108,48 @@ def main(argv: list[str] | None = None) -> int:
     ratio = statistics.median(seconds["model's own loss"]) / statistics.median(seconds["action_token_loss"])
     print(f"  speed-up (median own / median action_token_loss): {ratio:.2f}x")
     print(f"  largest loss difference over the first 5 batches: {max(gaps):.2e}")
+    return 0
+
+
+def progress_overhead(args: argparse.Namespace) -> int:
+    """Wall time of ``train_sft`` with progress reporting (TensorBoard, checkpoints, ETA) on against off."""
+    import tempfile
+
+    import gymnasium as gym
+    import torch
+
+    import evolver_gym  # noqa: F401 - registers the environment ids
+    from evolver_train.envs import shape_environment
+    from evolver_train.policy import load_policy
+    from evolver_train.sft import SFTConfig, collect_demonstrations, train_sft
+
+    env = shape_environment(gym.make("evolver/WebShop-v0", **ENV_KWARGS), SHAPING)
+    demonstrations = collect_demonstrations(env, env.unwrapped.tasks("train"), 512, imperfect_share=0.0, seed=0)
+    env.close()
+    common = dict(env_kwargs=ENV_KWARGS, observation_shaping=SHAPING, max_observation_tokens=256, hidden_size=128,
+                  num_hidden_layers=2, num_attention_heads=4, batch_size=args.batch_size, max_steps=args.steps,
+                  max_minutes=0, num_threads=args.threads, log_every=10, num_demonstrations=len(demonstrations))
+    settings = {"off": dict(report_to="none", save_steps=0),
+                "on": dict(report_to="tensorboard", save_steps=args.save_steps, save_total_limit=1)}
+    seconds: dict[str, list[float]] = {name: [] for name in settings}
+    weights: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.repeats):
+            for name in (list(settings) if r % 2 == 0 else list(reversed(settings))):
+                out = f"{tmp}/{name}{r}"
+                config = SFTConfig(output_dir=out, **common, **settings[name])
+                start = time.perf_counter()
+                train_sft(config, demonstrations=list(demonstrations))
+                seconds[name].append(time.perf_counter() - start)
+                weights[name] = load_policy(out)[0].state_dict()
+    same = all(torch.equal(weights["on"][k], weights["off"][k]) for k in weights["off"])
+    print(f"train_sft, {len(demonstrations)} demonstrations, the main job's policy size, batch {args.batch_size}, "
+          f"{args.threads} thread(s), {args.steps} steps a run, {args.repeats} runs of each, alternated")
+    for name, values in seconds.items():
+        print(f"  progress {name:3s}: {statistics.median(values):.2f} s a run median "
+              f"({statistics.median(values) / args.steps:.3f} s a step), runs {[round(v, 2) for v in values]}")
+    ratio = statistics.median(seconds["on"]) / statistics.median(seconds["off"])
+    print(f"  on / off: {ratio:.3f}; checkpoint every {args.save_steps} steps; same weights: {same}")
     return 0
 
 

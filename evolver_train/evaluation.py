@@ -363,6 +363,9 @@ def evaluate_policy(
             for _ in range(k)
         ]
         episodes = []
+        if progress:  # before the first batch, which may take minutes: what runs, and how it will report
+            print(f"eval: {len(rows)} episodes ({len(tasks)} {split} tasks x k={k}) in batches of "
+                  f"{min(batch_size, len(rows))}, a line after each batch", file=sys.stderr, flush=True)
         for start in range(0, len(rows), batch_size):
             part = rows[start : start + batch_size]
             # The scope lets a backend sync stale weights and wake a sleeping engine once per batch.
@@ -380,9 +383,11 @@ def evaluate_policy(
                 )
             if progress:
                 done = sum(e.success for e in episodes)
+                elapsed = time.monotonic() - started
+                eta = elapsed / len(episodes) * (len(rows) - len(episodes))
                 print(
                     f"eval: {len(episodes)}/{len(rows)} episodes, {done} successful "
-                    f"({time.monotonic() - started:.0f}s)",
+                    f"({elapsed:.0f}s, ETA {eta:.0f}s)",
                     file=sys.stderr,
                     flush=True,
                 )

@@ -640,7 +640,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
             reset_seeds=[derive_seed(args.rollout_seed, "eval", seed, i) % 2**31 for i in range(len(tasks))],
             sampler=lambda start: self._generate_fn(temp, derive_seed(args.rollout_seed, "eval-sample", seed, start)),
             batch_size=max(args.per_device_train_batch_size, 64),  # wider batches amortise each decoding step
-            eos_token_ids=self.eos_token_ids)
+            eos_token_ids=self.eos_token_ids, progress=details)  # details: evolver train's before/after RL
         result = {key: report[key] for key in ("success_rate", "score", "episode_len", "invalid_action_rate")}
         if details:
             result.update(success_rate_ci95=report["success_rate_ci95"], sample=report["sample"])

@@ -17,7 +17,7 @@ oracle labels, ADCA with rule labels, GiGPO. Give it longer, sparser episodes wi
 (any ``evolver train`` options, applied to the warm start and every mode), e.g. a page of sponsored
 results ahead of every search's matches and a larger step budget. ``navigation`` against
 ``navigation_strip`` (``--reference navigation``) compares the two experience training modes; with
-``--recipe-args "--steps_per_generation 2"`` the stripped rows' ratio can move and their boosted clip act.
+``--recipe-args "--steps-per-generation 2"`` the stripped rows' ratio can move and their boosted clip act.
 
 Every ``--eval-every`` steps (and at step 0 and the end) the policy plays ``--eval-episodes`` held-out
 dev goals once each, sampled at temperature 1, without experience in the prompt, through
@@ -56,11 +56,11 @@ configs/quickstart.yaml --seed S``) instead of training them again, once their r
     python benchmarks/learning_webshop.py --steps 2 --seeds 1 --eval-every 1 --eval-episodes 8 \\
         --sft-steps 20 --sft-demos 64 --results /tmp/ablation_smoke.md     # smoke test: minutes
     python benchmarks/learning_webshop.py --modes basic,attribution,attribution_rules,gigpo --eval-every 30 \\
-        --recipe-args "--env_kwargs '{\"num_products\": 600, \"max_steps\": 15, \"goals\": \"synthetic\", \\
-        \"split_scheme\": \"product\", \"sponsored_results\": 10}' --max_turns 15 --max_episode_tokens 1024" \\
+        --recipe-args "--env-kwargs '{\"num_products\": 600, \"max_steps\": 15, \"goals\": \"synthetic\", \\
+        \"split_scheme\": \"product\", \"sponsored_results\": 10}' --max-turns 15 --max-episode-tokens 1024" \\
         --out-dir runs/credit --results benchmarks/results/credit_assignment.md   # credit assignment
     python benchmarks/learning_webshop.py --modes navigation,navigation_strip --reference navigation \\
-        --eval-every 20 --recipe-args "--steps_per_generation 2" \\
+        --eval-every 20 --recipe-args "--steps-per-generation 2" \\
         --out-dir runs/nav_clip --results benchmarks/results/navigation_clip.md      # keep against strip
 """
 
@@ -106,36 +106,36 @@ def _config(mode: str, args: argparse.Namespace, seed: int, output_dir: Path, mo
     argv = [
         "--config",
         str(RECIPE),
-        "--output_dir",
+        "--output-dir",
         str(output_dir),
-        "--model_name_or_path",
+        "--model-name-or-path",
         model,
         "--seed",
         str(seed),
-        "--rollout_seed",
+        "--rollout-seed",
         str(seed),
-        *(["--max_steps", str(args.steps)] if args.steps else []),
-        "--max_train_minutes",
+        *(["--max-steps", str(args.steps)] if args.steps else []),
+        "--max-train-minutes",
         "0",
-        "--evolver_eval_episodes",
+        "--evolver-eval-episodes",
         "0",
-        "--evolver_eval_interval",
+        "--evolver-eval-interval",
         "0",
-        "--save_strategy",
+        "--save-strategy",
         "no",
-        "--report_to",
+        "--report-to",
         "none",
-        "--logging_steps",
+        "--logging-steps",
         "1",
-        "--disable_tqdm",
+        "--disable-tqdm",
         "true",
         *shlex.split(args.recipe_args),
     ]
     if args.tasks_per_step:
         argv += [
-            "--per_device_train_batch_size",
+            "--per-device-train-batch-size",
             str(args.tasks_per_step * args.group),
-            "--num_generations",
+            "--num-generations",
             str(args.group),
         ]
     run = parse_config(argv)
@@ -557,7 +557,7 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[int], list[
                         "by --modes runs without naming it).")
     p.add_argument("--recipe-args", default="",
                    help="More evolver train options for the warm start and every mode (one shell-quoted string), "
-                        "e.g. \"--max_turns 15 --env_kwargs '{...}'\".")
+                        "e.g. \"--max-turns 15 --env-kwargs '{...}'\".")
     p.add_argument("--out-dir", default="runs/learning_webshop",
                    help="Warm starts, checkpoints and the study's raw JSON.")
     p.add_argument(

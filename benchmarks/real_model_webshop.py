@@ -68,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from evolver_train.trainer import EvolverGRPOTrainer
 
         g = int(recipe.get("num_generations", 4))
-        run = parse_config(["--config", args.config, "--model_name_or_path", folder, "--output_dir",
-                               "/tmp/real_model_webshop_bench", "--max_steps", str(args.grpo_steps),
-                               "--per_device_train_batch_size", str(g * args.groups), "--report_to", "none",
-                               "--save_strategy", "no", "--evolver_eval_episodes", "0", "--disable_tqdm", "true"])
+        run = parse_config(["--config", args.config, "--model-name-or-path", folder, "--output-dir",
+                               "/tmp/real_model_webshop_bench", "--max-steps", str(args.grpo_steps),
+                               "--per-device-train-batch-size", str(g * args.groups), "--report-to", "none",
+                               "--save-strategy", "no", "--evolver-eval-episodes", "0", "--disable-tqdm", "true"])
         config = run.train
         config.sft = None
         built = build_training_environment(config, run.mechanisms)

@@ -16,8 +16,8 @@ The old ``wrapper_kwargs: {name: {...}}`` form still loads, with a warning that 
 
 Example::
 
-    evolver train --config configs/basic.yaml --max_steps 20 --output_dir runs/basic
-    evolver train --config configs/overall.yaml --model_name_or_path runs/sft
+    evolver train --config configs/basic.yaml --max-steps 20 --output-dir runs/basic
+    evolver train --config configs/overall.yaml --model-name-or-path runs/sft
     evolver train --config configs/quickstart.yaml      # SFT warm start + overall-mode GRPO, ~40 min on 2 CPUs
 """
 

@@ -26,7 +26,7 @@ def test_import_evolver_gym_registers_the_seat_without_loading_pettingzoo():
 def test_evolver_play_scores_the_seat_baselines(capsys):
     from evolver_gym.cli import play_main
 
-    assert play_main(["--env", "evolver/AvalonSeat-v0", "--split", "dev", "--n", "6", "--json"]) == 0
+    assert play_main(["--env-id", "evolver/AvalonSeat-v0", "--split", "dev", "--n", "6", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     assert set(results) == {"rule", "random"}
     assert all(r["n"] == 6 and 0.0 <= r["success_rate"] <= 1.0 for r in results.values())
@@ -37,7 +37,8 @@ def test_evolver_eval_oracle_on_the_seat_is_a_clear_error(tmp_path, capsys):
     from evolver_train.cli import main
 
     out = tmp_path / "report.json"
-    argv = ["eval", "--checkpoint", "oracle", "--env", "evolver/AvalonSeat-v0", "--num-tasks", "2", "--out", str(out)]
+    argv = ["eval", "--checkpoint", "oracle", "--env-id", "evolver/AvalonSeat-v0", "--num-tasks", "2",
+            "--out", str(out)]
     assert main(argv) != 0
     assert "has no reference actions" in capsys.readouterr().err
     assert not out.exists()

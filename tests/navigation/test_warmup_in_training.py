@@ -15,8 +15,8 @@ def test_a_training_run_warms_its_empty_pool_from_oracle_rollouts_once(tmp_path)
     from evolver_train.train_cli import parse_config
 
     argv = ["--model_name_or_path", "tiny", "--output_dir", str(tmp_path / "run"), "--wrappers", "navigation",
-            "--env_kwargs", json.dumps({"num_products": 200, "goals": "synthetic", "split_scheme": "product"}),
-            "--experience_warmup_tasks", "6", "--evolver_eval_episodes", "0"]
+            "--env-kwargs", json.dumps({"num_products": 200, "goals": "synthetic", "split_scheme": "product"}),
+            "--experience-warmup-tasks", "6", "--evolver-eval-episodes", "0"]
     run = parse_config(argv)
     built = build_training_environment(run.train, run.mechanisms)
     pool = built.services["experience_pool"]
@@ -31,4 +31,4 @@ def test_a_training_run_warms_its_empty_pool_from_oracle_rollouts_once(tmp_path)
     assert {e.id for e in built.services["experience_pool"].all()} == set(warmed)
     built.services["experience_pool"].close()
     with pytest.raises(ValueError, match="experience_warmup_tasks must be an int >= 0, got -1"):
-        parse_config([*argv, "--experience_warmup_tasks", "-1"])
+        parse_config([*argv, "--experience-warmup-tasks", "-1"])

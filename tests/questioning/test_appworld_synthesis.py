@@ -145,7 +145,7 @@ def test_cli_synthesizes_on_appworld(tmp_path):
         main(
             [
                 "synthesize",
-                "--env",
+                "--env-id",
                 "evolver/AppWorld-v0",
                 "--n",
                 "4",

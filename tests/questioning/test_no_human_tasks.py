@@ -94,8 +94,8 @@ def test_an_env_without_exploration_starts_is_refused_by_name():
 
 def test_cli_synthesizes_from_no_human_task_and_refuses_an_unknown_split(tmp_path):
     out = tmp_path / "none"
-    args = ["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12", "--batch", "16",
-            "--no-embeddings", "--quiet"]
+    args = ["synthesize", "--env-id", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+            "--batch", "16", "--no-embeddings", "--quiet"]
     assert main([*args, "--seed-split", "none", "--out", str(out)]) == 0
     rows = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     assert len(rows) == 12 and all(r["parent_id"].startswith("webshop/explore/") for r in rows)
@@ -171,18 +171,18 @@ def test_train_with_no_human_task_learns_from_the_synthesised_pool_alone(tmp_pat
     from evolver_train.train_cli import main as train
 
     questions = tmp_path / "questions"
-    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+    assert main(["synthesize", "--env-id", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
                  "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--out", str(questions)]) == 0
     sft = {"tasks_file": str(questions / "tasks.jsonl"), "num_demonstrations": 8, "max_steps": 2, "max_minutes": 0,
            "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "batch_size": 4}
     out = tmp_path / "run"
-    common = ["--model_name_or_path", "tiny", "--env_kwargs", json.dumps(SHOP), "--task_split", "none",
+    common = ["--model_name_or_path", "tiny", "--env-kwargs", json.dumps(SHOP), "--task-split", "none",
               "--wrappers", "questioning",
               "--max_steps", "1", "--per_device_train_batch_size", "4", "--num_generations", "2",
-              "--evolver_eval_episodes", "0", "--max_turns", "3", "--max_episode_tokens", "200",
-              "--max_turn_tokens", "12", "--report_to", "none", "--save_strategy", "no"]
+              "--evolver-eval-episodes", "0", "--max-turns", "3", "--max-episode-tokens", "200",
+              "--max-turn-tokens", "12", "--report_to", "none", "--save_strategy", "no"]
     rc = train([*common, "--output_dir", str(out), "--sft", json.dumps(sft),
-                "--questioning_pool", str(questions / "pool.sqlite")])
+                "--questioning-pool", str(questions / "pool.sqlite")])
     assert rc == 0 and (out / "model.safetensors").exists()
     printed = capsys.readouterr().out
     assert "mechanisms: questioning" in printed and "synth 1.00" in printed  # every rollout on a synthesised task
@@ -195,9 +195,9 @@ def test_train_with_no_human_task_learns_from_the_synthesised_pool_alone(tmp_pat
     refusals = {
         "needs questioning in wrappers, got ['navigation']": ["--wrappers", "navigation"],
         "needs tasks before the first step: set questioning_pool": [],
-        "questioning_pool: no such file or folder": ["--questioning_pool", str(tmp_path / "nosuch.sqlite")],
+        "questioning_pool: no such file or folder": ["--questioning-pool", str(tmp_path / "nosuch.sqlite")],
         "sft: task_split 'none' has no human task to demonstrate": [
-            "--questioning_pool", str(questions / "pool.sqlite"), "--sft", json.dumps({"max_steps": 1})],
+            "--questioning-pool", str(questions / "pool.sqlite"), "--sft", json.dumps({"max_steps": 1})],
     }
     for message, extra in refusals.items():
         before = sorted(tmp_path.rglob("*"))
@@ -274,7 +274,7 @@ def test_fill_open_choices_pins_every_option_with_a_value_the_product_offers(env
         assert len(t.goal["goal_options"]) == len(env.catalog.by_asin[t.goal["asin"]]["options"])
     # The CLI flag is the same setting.
     out = tmp_path / "filled"
-    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+    assert main(["synthesize", "--env-id", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
                  "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--fill-open-choices",
                  "--out", str(out)]) == 0
     written = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
@@ -328,7 +328,7 @@ def test_a_warm_start_can_synthesise_its_own_tasks_first_as_the_cli_does(tmp_pat
     assert record["synthesize_tasks"] == 12 and record["synthesis"] == SYNTHESIS
     # the same tasks `evolver questions synthesize` writes for the same settings
     cli = tmp_path / "cli"
-    assert main(["synthesize", "--env", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
+    assert main(["synthesize", "--env-id", "evolver/WebShop-v0", "--env-kwargs", json.dumps(SHOP), "--n", "12",
                  "--batch", "16", "--no-embeddings", "--quiet", "--seed-split", "none", "--out", str(cli)]) == 0
     ids = [json.loads(line)["task_id"] for line in (questions / "tasks.jsonl").read_text().splitlines()]
     assert ids == [json.loads(line)["task_id"] for line in (cli / "tasks.jsonl").read_text().splitlines()]
@@ -367,7 +367,7 @@ def test_bad_synthesis_settings_are_refused_by_name(tmp_path):
     for message, kwargs in refused.items():
         with pytest.raises(ConfigError, match=re.escape(message)):
             SFTConfig(**kwargs)
-    config = parse_sft_config(["--synthesize_tasks", "5", "--synthesis", '{"seed_split": "none", "batch": 8}'])
+    config = parse_sft_config(["--synthesize-tasks", "5", "--synthesis", '{"seed_split": "none", "batch": 8}'])
     assert config.synthesize_tasks == 5 and config.synthesis_config().batch == 8
     with pytest.raises(ConfigError, match="--synthesis must be a JSON object, got '{batch'"):
-        parse_sft_config(["--synthesize_tasks", "5", "--synthesis", "{batch"])
+        parse_sft_config(["--synthesize-tasks", "5", "--synthesis", "{batch"])

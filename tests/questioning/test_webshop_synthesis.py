@@ -66,7 +66,7 @@ def test_offline_synthesis_on_webshop_with_embeddings(env):
 
 def test_cli_writes_pool_and_report_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["synthesize", "--env", "evolver/WebShop-v0", "--out", str(out), "--batch", "16", "--no-embeddings",
+    args = ["synthesize", "--env-id", "evolver/WebShop-v0", "--out", str(out), "--batch", "16", "--no-embeddings",
             "--quiet"]
     assert main([*args, "--n", "20"]) == 0
     report = json.loads((out / "report.json").read_text())
@@ -82,7 +82,7 @@ def test_cli_writes_pool_and_report_and_resumes(tmp_path, capsys):
     # Bad input is refused by the `evolver` command with one line (its dispatcher turns the error into exit 2).
     from evolver_train.cli import main as evolver
 
-    assert evolver(["questions", "synthesize", "--env", "evolver/WebShop-v0", "--out", str(out), "--n", "5",
+    assert evolver(["questions", "synthesize", "--env-id", "evolver/WebShop-v0", "--out", str(out), "--n", "5",
                     "--env-kwargs", "[1]"]) == 2
 
 
@@ -94,7 +94,7 @@ def test_killed_synthesis_resumes_to_the_uninterrupted_result(tmp_path, env):
     expected = expected_pool.ids(origin="synthetic")
 
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "wrappers.questioning.cli", "synthesize", "--env", "evolver/WebShop-v0",
+    cmd = [sys.executable, "-m", "wrappers.questioning.cli", "synthesize", "--env-id", "evolver/WebShop-v0",
            "--out", str(out), "--n", str(n), "--batch", str(batch), "--no-embeddings"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     for line in proc.stdout:

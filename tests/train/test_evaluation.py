@@ -94,7 +94,7 @@ def test_eval_cli_webshop_tiny_checkpoint(tiny_checkpoint, tmp_path):
         "eval",
         "--checkpoint",
         str(tiny_checkpoint),
-        "--env",
+        "--env-id",
         WEBSHOP,
         "--split",
         "dev",
@@ -335,7 +335,7 @@ def test_eval_cli_oracle_appworld(tmp_path, capsys):
                 "eval",
                 "--checkpoint",
                 "oracle",
-                "--env",
+                "--env-id",
                 "evolver/AppWorld-v0",
                 "--k",
                 "1",
@@ -445,7 +445,7 @@ def test_eval_and_train_refuse_a_folder_that_holds_no_checkpoint(tmp_path, capsy
 
     killed = tmp_path / "killed_run"
     (killed / "runs").mkdir(parents=True)
-    assert evolver_main(["eval", "--checkpoint", str(killed), "--env", WEBSHOP, "--quiet"]) == 2
+    assert evolver_main(["eval", "--checkpoint", str(killed), "--env-id", WEBSHOP, "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{str(killed)!r} holds no checkpoint" in err
     out = tmp_path / "out"
@@ -459,7 +459,7 @@ def test_eval_and_train_refuse_a_folder_that_holds_no_checkpoint(tmp_path, capsy
 
 
 def test_eval_cli_valid_actions_only_is_recorded_and_off_by_default(tiny_checkpoint, tmp_path):
-    argv = ["eval", "--checkpoint", str(tiny_checkpoint), "--env", WEBSHOP, "--split", "dev", "--k", "1",
+    argv = ["eval", "--checkpoint", str(tiny_checkpoint), "--env-id", WEBSHOP, "--split", "dev", "--k", "1",
             "--num-tasks", "2", "--env-kwargs", json.dumps(WEBSHOP_KW), "--max-turns", "2", "--max-turn-tokens", "8",
             "--quiet"]
     assert evolver_main([*argv, "--out", str(tmp_path / "free.json")]) == 0
@@ -472,7 +472,7 @@ def test_eval_cli_valid_actions_only_is_recorded_and_off_by_default(tiny_checkpo
                          "--out", str(tmp_path / "off.json")]) == 0
     assert json.loads((tmp_path / "off.json").read_text())["rollout"]["valid_actions_only"] is False
     # the oracle plays its own plan: the switch does not apply to it
-    assert evolver_main(["eval", "--checkpoint", "oracle", "--env", WEBSHOP, "--split", "dev", "--num-tasks", "2",
+    assert evolver_main(["eval", "--checkpoint", "oracle", "--env-id", WEBSHOP, "--split", "dev", "--num-tasks", "2",
                          "--env-kwargs", json.dumps(WEBSHOP_KW), "--valid-actions-only", "--quiet",
                          "--out", str(tmp_path / "oracle.json")]) == 0
     assert json.loads((tmp_path / "oracle.json").read_text())["success_rate"] == 1.0

@@ -106,9 +106,9 @@ def test_experience_clip_metrics_count_each_row_against_its_own_clip(tmp_path):
 def _run(tmp_path: Path, *args: str):
     if ENV_ID not in gym.registry:
         gym.register(ENV_ID, entry_point=GuessEnv)
-    return parse_config(["--model_name_or_path", "tiny", "--env_id", ENV_ID, "--output_dir", str(tmp_path / "out"),
-                         "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_turns", "4",
-                         "--max_episode_tokens", "200", "--max_turn_tokens", "6", "--report_to", "none",
+    return parse_config(["--model_name_or_path", "tiny", "--env-id", ENV_ID, "--output_dir", str(tmp_path / "out"),
+                         "--per_device_train_batch_size", "8", "--num_generations", "4", "--max-turns", "4",
+                         "--max-episode-tokens", "200", "--max-turn-tokens", "6", "--report_to", "none",
                          "--save_strategy", "no", "--disable_tqdm", "true", "--learning_rate", "0.05", *args])
 
 
@@ -119,8 +119,8 @@ def test_injection_rate_and_the_pools_real_size(tmp_path):
     with ExperiencePool(uri=uri) as seeded:
         seeded.add([Experience(when_to_use=f"find the number {i}", content="guess in the middle first",
                                env_id=ENV_ID, source_task_id=f"guess/train/{i}") for i in range(3)])
-    run = _run(tmp_path, "--wrappers", "navigation", "--experience_uri", uri, "--experience_share", "0.5",
-               "--experience_threshold", "-1.0", "--experience_summarizer_min_score", "0.0", "--max_steps", "3")
+    run = _run(tmp_path, "--wrappers", "navigation", "--experience-uri", uri, "--experience-share", "0.5",
+               "--experience-threshold", "-1.0", "--experience-summarizer-min-score", "0.0", "--max_steps", "3")
     built = build_training_environment(run.train, run.mechanisms)
     pool = built.services["experience_pool"]
     assert len(pool) == 3
@@ -170,8 +170,8 @@ def test_synthetic_share_is_the_share_of_rows_on_synthesised_tasks(tmp_path):
     synthetic = [Task(task_id=f"guess/synthetic/{i}", env_id=ENV_ID, instruction=f"find the number {i}",
                       goal={"target": i}, reference=[f"guess[{i}]"], origin="synthetic") for i in range(0, 10, 2)]
     TaskPool(path).add_many(synthetic)
-    run = _run(tmp_path, "--wrappers", "questioning", "--questioning_pool", path, "--max_steps", "3",
-               "--env_id", env_id)
+    run = _run(tmp_path, "--wrappers", "questioning", "--questioning-pool", path, "--max_steps", "3",
+               "--env-id", env_id)
     built = build_training_environment(run.train, run.mechanisms)
     assert built.samples_tasks
     (hooks,) = built.hooks
@@ -201,7 +201,7 @@ def test_imported_tasks_join_the_pool_as_synthetic_and_are_drawn(tmp_path):
     path = tmp_path / "tasks.jsonl"
     write_jsonl(path, [Task(task_id=f"guess/synthetic/{i}", env_id=env_id, instruction=f"find the number {i}",
                             goal={"target": i}, reference=[f"guess[{i}]"], origin="synthetic") for i in range(5)])
-    run = _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(path), "--env_id", env_id)
+    run = _run(tmp_path, "--wrappers", "questioning", "--questioning-import", str(path), "--env-id", env_id)
     built = build_training_environment(run.train, run.mechanisms)
     (hooks,) = built.hooks
     pool = hooks.stateful["task_pool"].pool
@@ -217,14 +217,14 @@ def test_questioning_import_refuses_what_it_cannot_read(tmp_path):
     from evolver_train.errors import ConfigError
 
     with pytest.raises(ConfigError, match="questioning_import.*missing.jsonl"):
-        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(tmp_path / "missing.jsonl"))
+        _run(tmp_path, "--wrappers", "questioning", "--questioning-import", str(tmp_path / "missing.jsonl"))
     with pytest.raises(ConfigError, match="questioning_import 'warm_start' needs a warm start that synthesises"):
-        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", "warm_start")
+        _run(tmp_path, "--wrappers", "questioning", "--questioning-import", "warm_start")
     with pytest.raises(ConfigError, match="questioning_import must be a path or None"):
-        _run(tmp_path, "--wrappers", "questioning", "--questioning_import", " ")
+        _run(tmp_path, "--wrappers", "questioning", "--questioning-import", " ")
     other = tmp_path / "other.jsonl"
     other.write_text(Task(task_id="x/1", env_id="other/Env-v0", instruction="x").to_json() + "\n")
-    run = _run(tmp_path, "--wrappers", "questioning", "--questioning_import", str(other))
+    run = _run(tmp_path, "--wrappers", "questioning", "--questioning-import", str(other))
     with pytest.raises(ValueError, match="questioning_import .*other.jsonl' line 1 is a task of 'other/Env-v0'"):
         build_training_environment(run.train, run.mechanisms)
 
@@ -252,7 +252,7 @@ def test_rule_attributor_agreement_with_the_oracle(tmp_path):
     from wrappers.attribution import RuleAttributor, evaluate_attributor
 
     trainer, log = _train_one_step(_run(tmp_path, "--wrappers", "attribution", "--attributor", "rules",
-                                        "--attribution_alpha", "0.2", "--max_steps", "1"))
+                                        "--attribution-alpha", "0.2", "--max_steps", "1"))
     # Each environment played one episode, ended by the game itself (max_turns = its 4 steps).
     trajectories = [_attribution_layer(env).last_trajectory for env in trainer.env_pool.envs]
     assert len(trajectories) == 8 and all(t is not None for t in trajectories)
@@ -304,21 +304,21 @@ def test_synthetic_share_sets_the_share_of_groups_on_synthesised_tasks(tmp_path)
                             goal={"target": i}, reference=[f"guess[{i}]"], origin="synthetic") for i in range(5)])
 
     def share(*args: str) -> float:
-        run = _run(tmp_path / "-".join(args), "--wrappers", "questioning", "--questioning_import", str(path),
-                   "--env_id", env_id, *args)
+        run = _run(tmp_path / "-".join(args), "--wrappers", "questioning", "--questioning-import", str(path),
+                   "--env-id", env_id, *args)
         (hooks,) = build_training_environment(run.train, run.mechanisms).hooks
         drawn = hooks.task_sampler(600, 0)
         return sum(t["origin"] == "synthetic" for t in drawn) / len(drawn)
 
     assert abs(share() - 1 / 3) < 0.06
-    assert abs(share("--questioning_synthetic_share", "0.8") - 0.8) < 0.05
-    assert share("--questioning_synthetic_share", "0") == 0.0
+    assert abs(share("--questioning-synthetic-share", "0.8") - 0.8) < 0.05
+    assert share("--questioning-synthetic-share", "0") == 0.0
     with pytest.raises(ValueError, match="questioning_synthetic_share must be None or a number in \\[0, 1\\], got 1.5"):
-        _run(tmp_path, "--wrappers", "questioning", "--questioning_synthetic_share", "1.5")
+        _run(tmp_path, "--wrappers", "questioning", "--questioning-synthetic-share", "1.5")
 
     # In training: the logged share of the rows on synthesised tasks follows the setting.
-    run = _run(tmp_path / "train", "--wrappers", "questioning", "--questioning_import", str(path), "--env_id", env_id,
-               "--questioning_synthetic_share", "0.5", "--max_steps", "4", "--per_device_train_batch_size", "16")
+    run = _run(tmp_path / "train", "--wrappers", "questioning", "--questioning-import", str(path), "--env-id", env_id,
+               "--questioning-synthetic-share", "0.5", "--max_steps", "4", "--per_device_train_batch_size", "16")
     built = build_training_environment(run.train, run.mechanisms)
     model, tok = tiny_policy()
     trainer = EvolverGRPOTrainer(model, run.train, built.env_factory, hooks=built.hooks, processing_class=tok)

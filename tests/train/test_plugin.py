@@ -91,10 +91,10 @@ def visits():
 
 
 def test_a_fourth_mechanism_plugs_in_without_editing_the_trainer(tmp_path, visits):
-    run = parse_config(["--model_name_or_path", "tiny", "--env_id", ENV_ID, "--output_dir", str(tmp_path / "out"),
+    run = parse_config(["--model_name_or_path", "tiny", "--env-id", ENV_ID, "--output_dir", str(tmp_path / "out"),
                         "--wrappers", "visits", "--visits_bonus", "2.0", "--visits_info_key", "my_visits",
                         "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_steps", "2",
-                        "--max_turns", "3", "--max_episode_tokens", "120", "--max_turn_tokens", "6",
+                        "--max-turns", "3", "--max-episode-tokens", "120", "--max-turn-tokens", "6",
                         "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true",
                         "--learning_rate", "0.05"])
     assert run.mechanisms["visits"] == VisitConfig(visits_bonus=2.0, visits_info_key="my_visits")
@@ -115,12 +115,12 @@ def test_info_keys_are_respected_by_every_mechanism(tmp_path):
     """Renamed info keys: attribution labels still drive ADCA, experience is still read."""
     if ENV_ID not in gym.registry:
         gym.register(ENV_ID, entry_point=GuessEnv)
-    run = parse_config(["--model_name_or_path", "tiny", "--env_id", ENV_ID, "--output_dir", str(tmp_path / "out"),
+    run = parse_config(["--model_name_or_path", "tiny", "--env-id", ENV_ID, "--output_dir", str(tmp_path / "out"),
                         "--wrappers", "navigation", "attribution",
-                        "--attribution_info_key", "credit", "--attributor", "rules", "--attribution_alpha", "0.3",
-                        "--experience_info_key", "memo", "--experience_share", "0.5",
+                        "--attribution-info-key", "credit", "--attributor", "rules", "--attribution-alpha", "0.3",
+                        "--experience-info-key", "memo", "--experience-share", "0.5",
                         "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_steps", "1",
-                        "--max_turns", "4", "--max_episode_tokens", "200", "--max_turn_tokens", "6",
+                        "--max-turns", "4", "--max-episode-tokens", "200", "--max-turn-tokens", "6",
                         "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true"])
     built = build_training_environment(run.train, run.mechanisms)
     env = built.env_factory()
@@ -189,11 +189,11 @@ def test_episodes_the_trainer_cuts_are_recorded_as_failures_in_the_curriculum(tm
 
     pool_path = tmp_path / "pool.sqlite"
     shop = {"num_products": 200, "max_steps": 8, "goals": "synthetic", "split_scheme": "product"}
-    rc = train(["--model_name_or_path", "tiny", "--env_kwargs", json.dumps(shop), "--output_dir", str(tmp_path / "out"),
-                "--wrappers", "questioning", "--questioning_pool", str(pool_path),
+    rc = train(["--model_name_or_path", "tiny", "--env-kwargs", json.dumps(shop), "--output_dir", str(tmp_path / "out"),
+                "--wrappers", "questioning", "--questioning-pool", str(pool_path),
                 "--per_device_train_batch_size", "4", "--num_generations", "2", "--max_steps", "2",
-                "--max_turns", "2", "--max_episode_tokens", "200", "--max_turn_tokens", "8",
-                "--evolver_eval_episodes", "0", "--report_to", "none", "--save_strategy", "no"])
+                "--max-turns", "2", "--max-episode-tokens", "200", "--max-turn-tokens", "8",
+                "--evolver-eval-episodes", "0", "--report_to", "none", "--save_strategy", "no"])
     assert rc == 0
     pool = TaskPool(str(pool_path))
     outcomes = [v for history in pool.histories().values() for v in history]
@@ -207,10 +207,10 @@ def test_episodes_the_trainer_cuts_are_labelled_by_the_attributor_too(tmp_path):
     episode then carries one label per step, and the oracle's reference labels for the agreement."""
     if ENV_ID not in gym.registry:
         gym.register(ENV_ID, entry_point=GuessEnv)
-    run = parse_config(["--model_name_or_path", "tiny", "--env_id", ENV_ID, "--output_dir", str(tmp_path / "out"),
-                        "--wrappers", "attribution", "--attributor", "rules", "--attribution_alpha", "0.3",
+    run = parse_config(["--model_name_or_path", "tiny", "--env-id", ENV_ID, "--output_dir", str(tmp_path / "out"),
+                        "--wrappers", "attribution", "--attributor", "rules", "--attribution-alpha", "0.3",
                         "--per_device_train_batch_size", "8", "--num_generations", "4", "--max_steps", "1",
-                        "--max_turns", "2", "--max_episode_tokens", "200", "--max_turn_tokens", "6",
+                        "--max-turns", "2", "--max-episode-tokens", "200", "--max-turn-tokens", "6",
                         "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true"])
     built = build_training_environment(run.train, run.mechanisms)
     model, tok = tiny_policy()

@@ -44,7 +44,7 @@ def test_each_mode_changes_only_what_it_names(study, tmp_path):
 def test_recipe_args_reach_every_mode(study, tmp_path):
     shop = {"num_products": 200, "max_steps": 15, "goals": "synthetic", "split_scheme": "product",
             "sponsored_results": 10}
-    extra = f"--env_kwargs '{json.dumps(shop)}' --max_turns 15 --max_episode_tokens 1024"
+    extra = f"--env-kwargs '{json.dumps(shop)}' --max-turns 15 --max-episode-tokens 1024"
     for mode in ("basic", "attribution_rules", "gigpo"):
         train = study._config(mode, _args(extra), 0, tmp_path / mode, "tiny").train
         assert train.env_kwargs == shop and (train.max_turns, train.max_episode_tokens) == (15, 1024)
@@ -176,7 +176,7 @@ def test_the_table_says_when_grpo_never_beat_its_warm_start(study, tmp_path):
 
 def test_the_warm_starts_evaluation_is_played_once_per_seed_and_read_back_by_its_other_modes(study, tmp_path, capsys):
     args = _budget_args(steps=1, eval_every=1, eval_episodes=3, sft_steps=2, sft_demos=4, warm_start="",
-                        tasks_per_step=1, group=2, recipe_args="--max_turns 2 --max_episode_tokens 120")
+                        tasks_per_step=1, group=2, recipe_args="--max-turns 2 --max-episode-tokens 120")
     folder = tmp_path / "seed0"
     sft_dir = study._warm_start(args, 0, folder)
     basic = study._run("basic", args, 0, sft_dir, folder)

@@ -71,7 +71,7 @@ def test_hindsight_task_is_verifiable():
 def test_play_cli_prints_both_policies(capsys):
     assert (
         play_main(
-            ["--env", "evolver/WebShop-v0", "--split", "dev", "--n", "10", "--num-products", "200", "--json"]
+            ["--env-id", "evolver/WebShop-v0", "--split", "dev", "--n", "10", "--num-products", "200", "--json"]
         )
         == 0
     )

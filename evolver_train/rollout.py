@@ -372,11 +372,13 @@ class RowSpec:
 class PromptEdit:
     """A mechanism's injection, undone: ``edit(first observation, reset info)`` returns the observation
     without it (``None``: unchanged). Episodes are recorded with the plain observation; with ``train``
-    the row is also trained on it, with ``clip_high`` as its upper ratio clip."""
+    the row is also trained on it, with ``clip_high`` as its upper ratio clip, and with ``behaviour_ratio``
+    against the log-probs it was sampled with (``TrainingHooks.behaviour_ratio``)."""
 
     edit: Callable[[str, dict[str, Any]], str | None]
     train: bool = False
     clip_high: float | None = None
+    behaviour_ratio: bool = False
 
 
 @dataclass

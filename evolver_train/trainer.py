@@ -32,7 +32,9 @@ Old log-probs (the ratio's denominator) are TRL's: computed in ``_generate_and_s
 ``prompt_ids`` our ``rollout_func`` returns, which are the training prompts (stripped for edited rows), so
 they match the prompt the loss uses. TRL computes them only when the batch is reused (``num_iterations >
 1``) or spread over several optimiser steps (``steps_per_generation > gradient_accumulation_steps``);
-otherwise the ratio is exactly 1 and no clip acts.
+otherwise the ratio is exactly 1 and no clip acts. A mechanism with ``behaviour_ratio`` (stripped
+experience rows, ``experience_behaviour_ratio``) makes its rows' old log-probs the sampling ones, the
+policy that saw the injection: their ratio is the off-policy correction, clipped from the first pass.
 
 Private state used: ``_metrics`` (our metrics are logged with TRL's, in the same step), ``epsilon_low`` /
 ``epsilon_high`` (above), ``vllm_generation.max_completion_length`` (one turn's cap per vLLM call).
@@ -187,8 +189,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
                                max_observation_tokens=args.max_observation_tokens,
                                eos_token_ids=self.eos_token_ids)
         edit_hooks = [h for h in self.hooks if h.plain_observation is not None]
-        self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high)
-                             for h in edit_hooks]
+        self.prompt_edits = [PromptEdit(h.plain_observation, h.train_on_plain_observation, h.clip_high,
+                                        h.behaviour_ratio and h.train_on_plain_observation) for h in edit_hooks]
         # The mechanism whose edit trained each row (Episode.trained_edit indexes this list).
         self._edit_hooks = edit_hooks
         self._capture_logps, self._loss_logps = False, None
@@ -354,6 +356,10 @@ class EvolverGRPOTrainer(GRPOTrainer):
         out["prompt_edit"] = torch.tensor([-1 if ep.trained_edit is None else ep.trained_edit for ep in episodes],
                                           dtype=torch.long, device=advantages.device)
         out["restricted_tokens"] = [ep.restricted for ep in episodes]  # a list: TRL shuffles and splits it per row
+        behaviour = [ep.trained_edit is not None and self.prompt_edits[ep.trained_edit].behaviour_ratio
+                     for ep in episodes]
+        if any(behaviour):
+            out["old_per_token_logps"] = self._behaviour_logps(out, episodes, behaviour)
         interval = args.kl_to_start_interval
         if mode == "train" and interval and self.beta == 0.0 and self.state.global_step % interval == 0:
             self._metrics[mode]["kl_to_start"].append(self._kl_to_start(out, episodes))
@@ -398,6 +404,23 @@ class EvolverGRPOTrainer(GRPOTrainer):
             m[f"adv/{name}_share"].append(stats[f"{name}_share"])
             m[f"adv/{name}_abs_mean"].append(stats[f"{name}_abs"])
         m["adv/alpha"].append(alpha)
+
+    def _behaviour_logps(self, out: dict[str, Any], episodes: list[Episode], behaviour: list[bool]) -> torch.Tensor:
+        """Old log-probs where the rows in ``behaviour`` take the log-probs they were sampled with.
+
+        Those rows were sampled on the injected prompt and are trained on the plain one: their sampling
+        log-probs are the behaviour policy's, so the ratio the loss clips is the off-policy correction.
+        Without old log-probs from TRL (one iteration, one optimiser step per generation) every row takes
+        its sampling log-probs, which the other rows' current log-probs equal (the same weights sampled).
+        """
+        old = out.get("old_per_token_logps")
+        sampled = torch.zeros_like(out["completion_ids"], dtype=torch.float32)
+        for r, ep in enumerate(episodes):
+            sampled[r, : len(ep.tokens.logprobs)] = torch.tensor(ep.tokens.logprobs, dtype=torch.float32)
+        if old is None:
+            return sampled
+        rows = torch.tensor(behaviour, device=old.device).unsqueeze(1)
+        return torch.where(rows, sampled.to(old.device, old.dtype), old)
 
     def _kl_to_start(self, out: dict[str, Any], episodes: list[Episode]) -> float:
         """KL(policy || starting policy) on this batch's model tokens (k3 estimator, as TRL's ``kl``).

@@ -149,6 +149,10 @@ class TrainingHooks:
         train_on_plain_observation: Train on the plain observation instead of the one the action was
             sampled on (AgentEvolver's experience stripping).
         clip_high: Upper clip of the ratio for rows trained on the plain observation.
+        behaviour_ratio: Rows trained on the plain observation take their old log-probs from the
+            sampling pass (the behaviour policy, which saw the injection), so the ratio the loss clips is
+            pi(a | plain) / pi(a | injected) from the first pass on, instead of 1: an off-policy
+            correction of stripped rows. Every row's old log-probs are then the sampling ones.
         clip_metrics: ``(ClipStats) -> metrics``; the clipped loss on the rows trained on the plain
             observation, after each loss computation that has such rows.
         step_rewards: ``(final info) -> list[float] | None``; a reward per step (step labels), the
@@ -172,6 +176,7 @@ class TrainingHooks:
     plain_observation: Callable[[str, dict[str, Any]], str | None] | None = None
     train_on_plain_observation: bool = False
     clip_high: float | None = None
+    behaviour_ratio: bool = False
     clip_metrics: Callable[[ClipStats], dict[str, float]] | None = None
     step_rewards: Callable[[dict[str, Any]], list[float] | None] | None = None
     step_reward_weight: Callable[[int], float] | None = None

@@ -55,6 +55,10 @@ class NavigationConfig:
                 "experience span from the training prompt and use experience_clip_high for those rows."})
     experience_clip_high: float = field(default=0.6, metadata={
         "help": "Upper clip of the ratio for stripped experience rows when A > 0 (AgentEvolver 0.6)."})
+    experience_behaviour_ratio: bool = field(default=False, metadata={
+        "help": "With experience_mode strip: the ratio of a stripped row is pi(a | prompt without experience) / "
+                "pi(a | prompt with experience), the policy that sampled it, clipped at experience_clip_high above "
+                "(an off-policy correction); false = AgentEvolver's stripping, where that ratio starts at 1."})
     experience_warmup_tasks: int = field(default=0, metadata={
         "help": "Before the first step, fill an empty pool from the environment oracle's rollouts of the first N "
                 "training tasks, summarised offline (`evolver experience build --policy oracle`); 0 = start from "
@@ -133,6 +137,7 @@ def training_hooks(config: NavigationConfig, pool: Any = None, summarizer: Any =
         progress["clip_ratio/experience_region_mean"] = "exp clip"
     hooks = TrainingHooks(name="navigation", reset_options=reset_options, plain_observation=plain_observation,
                           train_on_plain_observation=strip, clip_high=config.experience_clip_high,
+                          behaviour_ratio=strip and config.experience_behaviour_ratio,
                           clip_metrics=clip_metrics, episode_metrics=episode_metrics, progress=progress)
     if pool is not None and summarizer is not None:
         from .wrapper import summarize_into_pool

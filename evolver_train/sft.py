@@ -615,6 +615,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     batches = _batches([len(e[0]) for e in encoded], min(config.batch_size, len(encoded)), rng)
     step, loss_ema = 0, None
     tokens_seen, earlier = 0, 0.0  # earlier: training seconds before a resume
+    history: list[dict[str, float]] = []  # the progress lines' figures, recorded with the checkpoint
     resume_from = _newest_checkpoint(config) if config.resume else None
     if resume_from is not None:
         state = torch.load(resume_from / _STATE, weights_only=False)
@@ -622,6 +623,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
         step, loss_ema, tokens_seen, earlier = state["step"], state["loss_ema"], state["tokens_seen"], state["elapsed"]
+        history = list(state.get("history", []))
         relabel_rng.bit_generator.state = state["relabel_rng"]
         torch.set_rng_state(state["torch_rng"])
         for _ in range(step):  # the batch order is a function of the seed: replay it to where the run stopped
@@ -634,7 +636,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
         if config.save_steps:
             _save_checkpoint(config, step, {
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                "step": step, "loss_ema": loss_ema, "tokens_seen": tokens_seen,
+                "step": step, "loss_ema": loss_ema, "tokens_seen": tokens_seen, "history": history,
                 "elapsed": earlier + time.monotonic() - start, "relabel_rng": relabel_rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state()})
 
@@ -673,6 +675,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
                                 ("tokens_per_second", tokens_seen / max(elapsed, 1e-9))):
                 writer.add_scalar(f"sft/{tag}", scalar, step)
         if step % config.log_every == 0 or step == config.max_steps:
+            history.append({"step": step, "loss": round(loss_ema, 6), "seconds": round(elapsed, 1)})
             eta = here / (step - first_step) * (config.max_steps - step)
             print(f"sft: step {step}/{config.max_steps} loss {loss_ema:.4f} ({elapsed:.0f}s, "
                   f"{tokens_seen / max(elapsed, 1e-9):.0f} tokens/s, ETA {_duration(eta)})",
@@ -704,7 +707,7 @@ def train_sft(config: SFTConfig, *, demonstrations: list[Trajectory] | None = No
     # demonstrated action with room to spare, so no action the policy learnt is cut short.
     longest = max(len(tokenizer(s.action, add_special_tokens=False)["input_ids"]) + 1
                   for d in demonstrations for s in d.steps)
-    record = {**asdict(config), "steps": step, "final_loss": loss_ema,
+    record = {**asdict(config), "steps": step, "final_loss": loss_ema, "log_history": history,
               "stopped_by": "max_steps" if step >= config.max_steps else "max_minutes",
               "rollout": {"max_turn_tokens": longest + ACTION_TOKEN_MARGIN, "longest_action_tokens": longest}}
     (out / "sft_config.json").write_text(json.dumps(record, indent=2))

@@ -56,6 +56,13 @@ def test_a_killed_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path, c
     a, torch = _weights(tmp_path / "full")
     b, _ = _weights(killed)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    # the loss history recorded with the checkpoint (learning_curves.png draws it) spans the kill
+    import json
+
+    def losses(folder):
+        return [(r["step"], r["loss"]) for r in json.loads((folder / "sft_config.json").read_text())["log_history"]]
+
+    assert losses(tmp_path / "full") == losses(killed) and [s for s, _ in losses(killed)] == [4, 8, 12]
     # other settings never resume from it: a fresh run, and the stale checkpoints go
     capsys.readouterr()
     train_sft(SFTConfig(**{**full.__dict__, "output_dir": str(killed), "learning_rate": 1e-2, "save_steps": 0}))

@@ -659,13 +659,30 @@ def train(config: ArenaTrainConfig, *, log: Callable[[str], None] | None = None)
 
 
 def write_plot(report: dict[str, Any], path: str | Path) -> Path:
-    """Elo of every checkpoint over training and the final win rates (with 95% intervals), as a PNG."""
+    """Elo of every checkpoint over training and the final win rates (with 95% intervals), as a PNG
+    (:func:`training_figure` saved)."""
+    import matplotlib.pyplot as plt
+
+    fig = training_figure(report)
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def training_figure(report: dict[str, Any]) -> Any:
+    """The figure of :func:`write_plot`: Elo over training, and the final win rates as horizontal bars, one row
+    per pairing labelled ``good entrant vs evil entrant``, so the labels never overlap however many pairings
+    there are; each bar carries its rate. The caller closes it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    rows = report["evaluation"]
+    height = max(4.5, 1.2 + 0.42 * len(rows))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, height), layout="constrained",
+                                   gridspec_kw={"width_ratios": [1.0, 1.1]})
     names = sorted({n for h in report["elo_history"] for n in h["elo"]})
     for name in names:
         pts = [(h["step"], h["elo"][name]) for h in report["elo_history"] if name in h["elo"]]
@@ -673,18 +690,23 @@ def write_plot(report: dict[str, Any], path: str | Path) -> Path:
     ax1.set_xlabel("training step")
     ax1.set_ylabel("team Elo")
     ax1.set_title("Elo of checkpoints and bots over training")
+    ax1.grid(alpha=0.3)
     if names:
-        ax1.legend(fontsize=7)
-    rows = report["evaluation"]
-    labels = [f"{r['good']} (good)\nvs {r['evil']} (evil)" for r in rows]
+        ax1.legend(fontsize=7, loc="best")
+    labels = [f"{r['good']} vs {r['evil']}" for r in rows]
     rates = [r["good_win_rate"] for r in rows]
-    err = [[r["good_win_rate"] - r["ci95"][0] for r in rows], [r["ci95"][1] - r["good_win_rate"] for r in rows]]
-    ax2.bar(range(len(rows)), rates, yerr=err, capsize=4)
-    ax2.set_xticks(range(len(rows)), labels, fontsize=7)
-    ax2.set_ylabel("good side's win rate")
+    err = [[max(r["good_win_rate"] - r["ci95"][0], 0.0) for r in rows],
+           [max(r["ci95"][1] - r["good_win_rate"], 0.0) for r in rows]]
+    ypos = list(range(len(rows)))
+    ax2.barh(ypos, rates, xerr=err, capsize=3, color="tab:blue", alpha=0.8)
+    for y, rate, hi in zip(ypos, rates, err[1]):
+        ax2.text(rate + hi + 0.01, y, f"{rate:.2f}", va="center", fontsize=7)
+    ax2.set_yticks(ypos, labels, fontsize=7)
+    ax2.invert_yaxis()  # the first pairing on top, as listed in the report
+    ax2.set_xlim(0.0, 1.1)  # room for the rate written right of a bar at 1.0
+    ax2.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax2.set_xlabel("good side's win rate (95% interval)")
+    ax2.set_ylabel("pairing: good entrant vs evil entrant")
+    ax2.grid(alpha=0.3, axis="x")
     ax2.set_title(f"final evaluation ({rows[0]['games'] if rows else 0} games per pairing)")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig

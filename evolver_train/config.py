@@ -104,6 +104,10 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Most tokens sampled for one action; a turn that reaches it is closed with EOS (not trained)."})
     max_observation_tokens: int = field(default=512, metadata={
         "help": "Longest observation in tokens; longer ones keep their head and tail (middle cut)."})
+    rollout_options: dict | str | None = field(default=None, metadata={
+        "help": "Extra reset options of training rollouts, never of evaluations (YAML mapping or JSON), e.g. "
+                "{\"swap_words\": true} with WebShop's swap_words shaper: training episodes in swapped words, so "
+                "RL cannot earn reward from a memorised lookup. None = none."})
     valid_actions_only: bool = field(default=False, metadata={
         "help": "Sample an action only among those the page offers (info['available_actions']: the clickables "
                 "of a page without a search bar; search text stays free), token by token, in training rollouts "
@@ -161,6 +165,7 @@ class EvolverGRPOConfig(GRPOConfig):
 
     def __post_init__(self) -> None:
         self.env_kwargs = _json_field(self.env_kwargs, "env_kwargs")
+        self.rollout_options = _json_field(self.rollout_options, "rollout_options")
         self.sft = _json_field(self.sft, "sft") or None
         if isinstance(self.wrappers, str):
             self.wrappers = [w for w in self.wrappers.replace(",", " ").split() if w]

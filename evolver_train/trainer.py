@@ -267,7 +267,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         return rows
 
     def _reset_options(self, context: RowContext) -> dict[str, Any]:
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = dict(self.args.rollout_options or {}) if context.mode == "train" else {}
         for h in self.hooks:
             if h.reset_options is not None:
                 options.update(h.reset_options(context))

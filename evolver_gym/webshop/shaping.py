@@ -6,8 +6,10 @@
 * ``NumberedResults`` - shows a results page's products by position (``1``, ``2``, ...) instead of by id,
   and accepts ``click[<position>]``.
 * ``MarkChosenOptions`` - marks the option values already chosen on an item page (``walnut (chosen)``).
+* ``SwappedWords`` - on request, exchanges the instruction's content words with other title words for an
+  episode, everywhere the policy reads and writes (a memorised lookup earns nothing in such an episode).
 * ``observation_shaper`` - the shaper a config names (``drop_repeated_instruction``, ``top_results=K``,
-  ``numbered_results``, ``mark_chosen_options``);
+  ``numbered_results``, ``mark_chosen_options``, ``swap_words``);
   ``WebShopEnv.observation_shaper`` is this function, the environment's side of
   ``evolver_train.envs.shape_environment``.
 
@@ -24,8 +26,8 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "MarkChosenOptions", "observation_shaper",
-           "SHAPERS"]
+__all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "MarkChosenOptions", "SwappedWords",
+           "observation_shaper", "SHAPERS"]
 
 _PRODUCT_ID = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
 _RESULTS_HEADER = re.compile(r"^Page \d+ \(Total results: \d+\)$")
@@ -269,7 +271,118 @@ class MarkChosenOptions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
 
-SHAPERS = ("drop_repeated_instruction", "top_results=K", "numbered_results", "mark_chosen_options")
+class SwappedWords(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """On request, swap each content word of the instruction with another word of the shop for one episode.
+
+    Reset with ``options["swap_words"]`` true: each word of the instruction that also appears in a product
+    title (letters only, at least ``min_length`` long, not page furniture) is paired with a title word
+    drawn from the reset's ``np_random``, and the two are exchanged everywhere the policy reads or writes:
+    every observation, ``info["instruction"]`` and the clickables of ``info["available_actions"]``, and
+    back in every action before the shop sees it. The swap is its own inverse, so the shop behind is
+    untouched: the same searches reach the same pages, the same purchase earns the same reward. A policy
+    that memorised where a training goal's words lead is lost in a swapped episode; one that reads the
+    instruction and copies from it is not. Without the option an episode passes through unchanged, so
+    one environment serves swapped training rollouts and plain evaluations (``EvolverGRPOConfig.
+    rollout_options``).
+
+    Args:
+        env: A WebShop environment (its catalog gives the words that can be swapped in).
+        min_length: Shortest word that is swapped.
+
+    Example:
+        >>> import gymnasium as gym, evolver_gym
+        >>> env = SwappedWords(gym.make("evolver/WebShop-v0", num_products=200))
+        >>> plain, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+        >>> swapped, swapped_info = env.reset(seed=0, options={"split": "dev", "index": 0, "swap_words": True})
+        >>> swapped != plain and len(swapped_info["swapped_words"]) > 0
+        True
+        >>> reference = env.unwrapped.tasks("dev")[0].reference
+        >>> for action in reference:   # the oracle's actions, written in the swapped words
+        ...     obs, reward, terminated, truncated, info = env.step(env.swap(action))
+        >>> reward
+        1.0
+
+    ``info`` keys written: ``swapped_words`` (the word pairs of a swapped episode, else absent); the
+    ``instruction`` and ``available_actions`` it finds are rewritten in a swapped episode.
+    """
+
+    _FURNITURE = frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", (
+        "WebShop Instruction Search Back to Search Page Total results Next Prev Price to Rating Description "
+        "Features Reviews Attributes Buy Now Thank you for shopping with us Your score min max Purchased asin "
+        "options Invalid action search click and price lower than dollars with find me i want need looking "
+        "under size color count pack of the a an in for")))
+    _WORD = re.compile(r"[A-Za-z]+")
+
+    def __init__(self, env: gym.Env, min_length: int = 3):
+        if isinstance(min_length, bool) or not isinstance(min_length, int) or min_length < 1:
+            raise ValueError(f"min_length must be an int >= 1, got {min_length!r}")
+        catalog = getattr(env.unwrapped, "catalog", None)
+        if catalog is None or not hasattr(catalog, "products"):
+            raise ValueError(f"SwappedWords needs a WebShop environment with a catalog, "
+                             f"got {type(env.unwrapped).__name__}")
+        gym.utils.RecordConstructorArgs.__init__(self, min_length=min_length)
+        gym.Wrapper.__init__(self, env)
+        self.min_length = min_length
+        titles = {w.lower() for p in catalog.products for w in self._WORD.findall(p["Title"])}
+        self.partners = sorted(w for w in titles if len(w) >= min_length and w not in self._FURNITURE)
+        self._title_words = frozenset(self.partners)
+        self.pairs: dict[str, str] = {}
+        self._pattern: re.Pattern | None = None
+
+    def swap(self, text: str) -> str:
+        """``text`` with this episode's word pairs exchanged (the identity in a plain episode)."""
+        if self._pattern is None or not isinstance(text, str):
+            return text
+
+        def exchange(match: re.Match) -> str:
+            word = match.group(0)
+            other = self.pairs[word.lower()]
+            return other.upper() if word.isupper() and len(word) > 1 else other.capitalize() \
+                if word[0].isupper() else other
+
+        return self._pattern.sub(exchange, text)
+
+    def _rewrite(self, obs: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if self._pattern is None:
+            return obs, info
+        info = dict(info)
+        if isinstance(info.get("instruction"), str):
+            info["instruction"] = self.swap(info["instruction"])
+        available = info.get("available_actions")
+        if isinstance(available, dict) and isinstance(available.get("clickables"), list):
+            info["available_actions"] = {**available, "clickables": [self.swap(c) for c in available["clickables"]]}
+        info["swapped_words"] = sorted((a, b) for a, b in self.pairs.items() if a < b)
+        return self.swap(obs), info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        options = dict(options or {})
+        swap = bool(options.pop("swap_words", False))
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.pairs, self._pattern = {}, None
+        if swap:
+            rng = self.env.unwrapped.np_random
+            words = sorted({w.lower() for w in self._WORD.findall(str(info.get("instruction", "")))})
+            chosen = [w for w in words if len(w) >= self.min_length and w in self._title_words]
+            free = [w for w in self.partners if w not in set(words)]
+            for word in chosen:
+                if not free:
+                    break
+                other = free.pop(int(rng.integers(len(free))))
+                self.pairs[word], self.pairs[other] = other, word
+            if self.pairs:
+                alternatives = "|".join(sorted(map(re.escape, self.pairs), key=len, reverse=True))
+                # Whole words only: never a letter run inside a product id or a number-word like 8oz.
+                self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
+        return self._rewrite(obs, info)
+
+    def step(self, action: Any):
+        obs, reward, terminated, truncated, info = self.env.step(self.swap(action) if isinstance(action, str)
+                                                                 else action)
+        obs, info = self._rewrite(obs, info)
+        return obs, reward, terminated, truncated, info
+
+
+SHAPERS = ("drop_repeated_instruction", "top_results=K", "numbered_results", "mark_chosen_options", "swap_words")
 
 
 def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
@@ -294,6 +407,9 @@ def observation_shaper(spec: str) -> Callable[[gym.Env], gym.Env]:
     elif key == "mark_chosen_options" and not value:
         def shape(env: gym.Env) -> gym.Env:
             return MarkChosenOptions(env)
+    elif key == "swap_words" and not value:
+        def shape(env: gym.Env) -> gym.Env:
+            return SwappedWords(env)
     else:
         raise ValueError(f"unknown observation shaper {spec!r}; choose from {list(SHAPERS)}")
     return shape

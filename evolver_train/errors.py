@@ -156,6 +156,8 @@ def check_local_path(value: str | None, key: str, *, hub_names: bool = False) ->
 # The ranges TRL, transformers and PEFT document for the numeric settings ``evolver train`` passes on.
 SETTING_RANGES: dict[str, tuple[float | None, bool, float | None, bool, bool]] = {
     "num_generations": (2, True, None, False, False),  # GRPO compares completions of one task: 2 at least
+    "seed": (0, True, 2**32 - 1, True, False),  # numpy's seed range (transformers.set_seed seeds numpy too)
+    "data_seed": (0, True, 2**32 - 1, True, True),
     "num_generations_eval": (1, True, None, False, True),
     "per_device_train_batch_size": (1, True, None, False, False),
     "per_device_eval_batch_size": (1, True, None, False, False),
@@ -201,16 +203,20 @@ def describe_range(name: str) -> str:
     """The documented range of ``name`` in words.
 
     Example:
-        >>> describe_range("top_p"), describe_range("save_total_limit")
-        ('in (0, 1]', '>= 0 or None')
+        >>> describe_range("top_p"), describe_range("save_total_limit"), describe_range("seed")
+        ('in (0, 1]', '>= 0 or None', 'in [0, 4294967295]')
     """
     low, low_in, high, high_in, none_ok = SETTING_RANGES[name]
+
+    def num(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
     if low is not None and high is not None:
-        text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+        text = f"in {'[' if low_in else '('}{num(low)}, {num(high)}{']' if high_in else ')'}"
     elif low is not None:
-        text = f"{'>=' if low_in else '>'} {low:g}"
+        text = f"{'>=' if low_in else '>'} {num(low)}"
     else:
-        text = f"{'<=' if high_in else '<'} {high:g}"
+        text = f"{'<=' if high_in else '<'} {num(high)}"
     return text + (" or None" if none_ok else "")
 
 

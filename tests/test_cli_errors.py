@@ -88,6 +88,7 @@ CASES = [
     (["train", "--config", "zero_generations.yaml"], "num_generations must be >= 2, got 0"),
     (["train", "--config", "cold.yaml"], "temperature must be >= 0, got -1.0"),
     (["train", "--config", "recipe.yaml", "--top-p", "1.5"], "top_p must be in (0, 1], got 1.5"),
+    (["train", "--config", "recipe.yaml", "--seed", "-1"], "seed must be in [0, 4294967295], got -1"),
     (["train", "--config", "recipe.yaml", "--use-peft", "true", "--lora-r", "0"], "lora_r must be >= 1, got 0"),
     (["sft", "--env-kwargs", '{"colour": 1}'], "takes no argument 'colour'"),
     (["sft", "--env-kwargs", "[1, 2]"], "[1, 2]"),

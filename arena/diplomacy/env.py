@@ -22,9 +22,11 @@ from .game import AGENTS, POWERS, DiplomacyConfig, DiplomacyGame
 from .observation import feature_size, features, power_text
 from .orders import check_orders, read_press
 
-__all__ = ["raw_env", "env", "RENDER_MODES"]
+__all__ = ["raw_env", "env", "RENDER_MODES", "VARIANTS", "MAX_CHOICES"]
 
 RENDER_MODES = ("ansi", "human", "svg")
+VARIANTS = ("text", "discrete")
+MAX_CHOICES = 256  # discrete view: 0 = no order, then up to 255 legal orders of one unit (93 seen at most)
 _TEXT_EXAMPLES = (
     "PASS",
     "A PAR - BUR\nA MAR - SPA\nF BRE - MAO",
@@ -43,6 +45,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     Args:
         max_year: Last year played (the game ends after its Winter as a draw scored by centres).
         press_rounds: Press stages before each movement phase's orders (0: no press).
+        variant: ``"text"`` (a power's orders as one text reply) or ``"discrete"`` (one unit per
+            step: ``Discrete(256)``, 0 = no order, ``i`` = the unit's ``i``-th legal order in sorted
+            order, under ``"action_mask"``; no press).
         config: A :class:`DiplomacyConfig` instead of the rule keywords.
         render_mode: ``"ansi"`` (returns the board as text), ``"human"`` (prints it) or ``"svg"``
             (returns the engine's SVG map).
@@ -65,6 +70,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self,
         max_year: int = 1910,
         press_rounds: int = 0,
+        variant: str = "text",
         config: DiplomacyConfig | None = None,
         render_mode: str | None = None,
         max_text_chars: int = 32768,
@@ -72,6 +78,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         **rules: Any,
     ):
         super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
         if not isinstance(max_text_chars, int) or max_text_chars < 4096:
@@ -82,19 +90,25 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             config = DiplomacyConfig(max_year=max_year, press_rounds=press_rounds, **rules)
         elif rules:
             config = config.with_(**rules)
+        if variant == "discrete" and config.press_rounds:
+            raise ValueError(
+                f"the discrete variant has no press (press_rounds={config.press_rounds}); use variant='text'"
+            )
         self.config = config
+        self.variant = variant
         self.render_mode = render_mode
         self.max_text_chars = max_text_chars
         self.max_cycles = max_cycles
         self.possible_agents = list(AGENTS)
         self._power = dict(zip(AGENTS, POWERS))
-        self._obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (feature_size(),), np.float32),
-                "text": UnicodeText(max_text_chars),
-            }
-        )
-        self._act_space = UnicodeText(8192, examples=_TEXT_EXAMPLES)
+        parts: dict[str, spaces.Space] = {"observation": spaces.Box(0.0, 1.0, (feature_size(),), np.float32)}
+        if variant == "discrete":
+            parts["action_mask"] = spaces.Box(0, 1, (MAX_CHOICES,), np.int8)
+            self._act_space: spaces.Space = spaces.Discrete(MAX_CHOICES)
+        else:
+            self._act_space = UnicodeText(8192, examples=_TEXT_EXAMPLES)
+        parts["text"] = UnicodeText(max_text_chars)
+        self._obs_space = spaces.Dict(parts)
         self.game: DiplomacyGame | None = None
         self.np_random, self.np_random_seed = seeding.np_random(None)
 
@@ -123,16 +137,43 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._errors = dict.fromkeys(self.agents, "")
         self._retries = 0
         self._steps = 0
+        self._cursors: dict[str, _UnitCursor] = {}  # discrete view: each power's progress this phase
         self.infos = {a: {} for a in self.agents}
         self._settle()
 
     def observe(self, agent: str) -> dict[str, Any]:
         power = self._power[agent]
         g = self.game
-        return {
-            "observation": features(g, power),
-            "text": power_text(g, power, error=self._errors[agent], max_chars=self.max_text_chars),
-        }
+        if self.variant == "text":
+            return {
+                "observation": features(g, power),
+                "text": power_text(g, power, error=self._errors[agent], max_chars=self.max_text_chars),
+            }
+        cursor = self._cursor_of(power)
+        mask = np.zeros(MAX_CHOICES, dtype=np.int8)
+        if cursor is None:
+            return {
+                "observation": features(g, power),
+                "action_mask": mask,
+                "text": power_text(g, power, error=self._errors[agent], max_chars=self.max_text_chars),
+            }
+        mask[: len(cursor.choices()) + 1] = 1
+        if cursor.quota_used():
+            mask[1:] = 0
+        lines = [f"Order {cursor.i + 1} of {len(cursor.locs)}: your unit in {cursor.loc}. Reply with one number:"]
+        lines += [f"  {i}: {o}" for i, o in enumerate(["no order", *cursor.choices()]) if mask[i]]
+        text = power_text(g, power, error=self._errors[agent], max_chars=self.max_text_chars, instruction=lines)
+        return {"observation": features(g, power, cursor.loc), "action_mask": mask, "text": text}
+
+    def _cursor_of(self, power: str) -> _UnitCursor | None:
+        """The discrete view's unit-by-unit state of ``power`` if it is ordering now."""
+        g = self.game
+        if g.done or g.stage != "orders" or power not in g.acting or power in g.submitted:
+            return None
+        c = self._cursors.get(power)
+        if c is None or c.phase != g.phase:
+            c = self._cursors[power] = _UnitCursor(g, power)
+        return c
 
     # -- stepping ---------------------------------------------------------------------------
     def step(self, action: Any) -> None:
@@ -145,6 +186,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         self._steps += 1
+        if self.variant == "discrete":
+            self._step_unit(agent, power, action)
+            return
         text = action if isinstance(action, str) else None
         if g.stage == "press":
             sent, errors = read_press(text, power, g.config.max_message_chars) if text is not None else (
@@ -170,6 +214,30 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self._errors[agent] = "; ".join(errors) + (" (those lines were dropped)" if errors else "")
             self._retries = 0
             g.submit(power, orders=orders)
+        self._settle()
+
+    def _step_unit(self, agent: str, power: str, action: Any) -> None:
+        """Discrete view: ``action`` orders the next unit; the last unit's order submits them all."""
+        cursor = self._cursor_of(power)
+        mask = self.observe(agent)["action_mask"]
+        code = int(action) if type(action) is int or isinstance(action, np.integer) else None
+        if code is None or not 0 <= code < MAX_CHOICES or not mask[code]:
+            self._invalid[agent] += 1
+            self._errors[agent] = f"{action!r} is not an allowed choice for the unit in {cursor.loc}; it got no order"
+            code = 0
+        else:
+            self._errors[agent] = ""
+        cursor.choose(code)
+        if cursor.i < len(cursor.locs):
+            self._update_infos()
+            self._check_truncation()
+            if self.truncations[agent]:
+                self.agent_selection = agent
+            return
+        del self._cursors[power]
+        orders, errors = check_orders(self.game, power, "\n".join(cursor.orders))
+        assert not errors, errors  # every choice was one of the engine's legal orders
+        self.game.submit(power, orders=orders)
         self._settle()
 
     def _settle(self) -> None:
@@ -223,6 +291,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "phase_type": g.phase_type,
                 "stage": "end" if g.done else g.stage,
                 "acting": acting,
+                "ordering": None,
                 "power": p,
                 "centers": len(g.centers(p)),
                 "units": len(g.units(p)),
@@ -230,10 +299,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
                 "legal_actions": (
                     [o for orders in g.legal_orders(p).values() for o in orders]
-                    if acting and g.stage == "orders"
+                    if acting and g.stage == "orders" and self.variant == "text"
                     else []
                 ),
             }
+            if acting and self.variant == "discrete":
+                cursor = self._cursor_of(p)
+                info["ordering"] = cursor.loc if cursor is not None else None
             if g.done:
                 info.update(winner=g.winner, end_reason=g.end_reason, scores=scores,
                             supply_centers={q: len(g.centers(q)) for q in POWERS})
@@ -263,8 +335,39 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         pass
 
 
+class _UnitCursor:
+    """The discrete view's progress through one power's units in one phase: the location asked
+    next, its numbered choices (0 = no order), the orders chosen so far and the build or disband
+    quota of a Winter."""
+
+    def __init__(self, game: DiplomacyGame, power: str):
+        self.power, self.phase = power, game.phase
+        self.legal = game.legal_orders(power)
+        self.locs = list(self.legal)
+        self.i = 0
+        self.orders: list[str] = []
+        k = game.builds(power)
+        self.quota = abs(k) if game.phase_type == "adjustments" else None
+
+    @property
+    def loc(self) -> str:
+        return self.locs[self.i]
+
+    def choices(self) -> list[str]:
+        """The unit's legal orders (``WAIVE`` is choice 0), at most ``MAX_CHOICES - 1``."""
+        return [o for o in self.legal[self.loc] if o != "WAIVE"][: MAX_CHOICES - 1]
+
+    def quota_used(self) -> bool:
+        return self.quota is not None and len(self.orders) >= self.quota
+
+    def choose(self, code: int) -> None:
+        if code:
+            self.orders.append(self.choices()[code - 1])
+        self.i += 1
+
+
 def env(**kwargs: Any) -> AECEnv:
-    """``raw_env`` with PettingZoo's order enforcement (the actions are text: no bounds check).
+    """``raw_env`` with PettingZoo's order enforcement (and a bounds check for the discrete variant).
 
     Example:
         >>> e = env(max_year=1901)
@@ -275,4 +378,7 @@ def env(**kwargs: Any) -> AECEnv:
         >>> info["end_reason"], round(sum(info["scores"].values()), 6)
         ('year_limit', 1.0)
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    e: AECEnv = raw_env(**kwargs)
+    if e.variant == "discrete":
+        e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)

@@ -41,16 +41,17 @@ def _locations(_map_key: str = "standard") -> tuple[tuple[str, ...], dict[str, i
 def feature_size() -> int:
     """Length of :func:`features`' vector."""
     locs, _ = _locations()
-    return len(locs) * (2 * _UNIT_SLOTS + len(POWERS) + 1) + len(POWERS) + 3 + 3 + 1 + 1 + 1
+    return len(locs) * (2 * _UNIT_SLOTS + len(POWERS) + 1) + len(POWERS) + 3 + 3 + 1 + 1 + 1 + len(locs)
 
 
-def features(game: DiplomacyGame, power: str) -> np.ndarray:
+def features(game: DiplomacyGame, power: str, ordering: str | None = None) -> np.ndarray:
     """Board features of ``power``'s view, values in [0, 1].
 
     Per location (the map's 82, coasts included, sorted): a unit of each power and type (14), a
     dislodged unit of each power and type (14), the supply centre's owner (7) or unowned (1, also
     for locations without a centre); then the observing power (7), season (3), phase type (3), year
-    progress towards ``max_year`` (1), acting now (1), press stage (1).
+    progress towards ``max_year`` (1), acting now (1), press stage (1); and the location whose order
+    is asked for (82, one-hot; the discrete view's ``ordering``, zeros otherwise).
     """
     locs, index = _locations()
     per = 2 * _UNIT_SLOTS + len(POWERS) + 1
@@ -79,6 +80,8 @@ def features(game: DiplomacyGame, power: str) -> np.ndarray:
         x[base + 6] = min(1.0, (year - 1901) / max(1, game.config.max_year - 1900))
         x[base + 7] = float(power in game.acting and power not in game.submitted)
         x[base + 8] = float(game.stage == "press")
+        if ordering is not None:
+            x[base + 9 + index[ordering]] = 1.0
     else:
         x[base + 6] = 1.0
     return x
@@ -141,9 +144,10 @@ def _instruction(game: DiplomacyGame, power: str) -> list[str]:
 
 
 def power_text(game: DiplomacyGame, power: str, *, error: str = "", max_chars: int = 32768,
-               acting: bool | None = None) -> str:
+               acting: bool | None = None, instruction: list[str] | None = None) -> str:
     """``power``'s text observation: rules, the board, the last phase's orders and results, its
-    press, and when it is to act the legal orders (or the press format) and the reply format."""
+    press, and when it is to act the legal orders (or the press format) and the reply format
+    (``instruction`` replaces those last lines: the discrete view's numbered choices)."""
     head = [RULES, f"You play {power}."]
     if game.config.press_rounds:
         head.append(f"Before each movement phase's orders there are {game.config.press_rounds} press round(s).")
@@ -159,7 +163,7 @@ def power_text(game: DiplomacyGame, power: str, *, error: str = "", max_chars: i
     if error:
         tail.append(f"Your last reply was not accepted in full: {error}")
     if acting and not game.done:
-        tail += _instruction(game, power)
+        tail += instruction if instruction is not None else _instruction(game, power)
     elif not game.done:
         tail.append(f"Waiting for the other powers ({game.stage}).")
     messages = [m.line(power) for m in game.visible_messages(power)]

@@ -39,6 +39,11 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def __init__(self, **kwargs: Any):
         self._aec = raw_env(**kwargs)
+        if self._aec.variant != "text":
+            raise ValueError(
+                f"parallel_env plays the text variant only, got variant={self._aec.variant!r} "
+                "(the discrete view orders one unit per step: use env() or raw_env())"
+            )
         self.config = self._aec.config
         self.render_mode = self._aec.render_mode
         self.possible_agents = list(self._aec.possible_agents)

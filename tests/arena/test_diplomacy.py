@@ -191,7 +191,9 @@ def test_press_reaches_only_its_readers():
         assert ("secret alpine deal" in text[a]) == (a in ("austria", "italy")), a
         assert "public hello" in text[a]
     # the feature vectors do not carry press at all
-    np.testing.assert_array_equal(e.observe("germany")["observation"][:-16], e.observe("italy")["observation"][:-16])
+    board = 82 * 36  # the per-location block; the rest is the observer's own power, phase and flags
+    germany, italy = e.observe("germany")["observation"], e.observe("italy")["observation"]
+    np.testing.assert_array_equal(germany[:board], italy[:board])
 
 
 def test_parallel_step_adjudicates_simultaneous_orders():
@@ -362,3 +364,54 @@ def test_llm_seat_retries_with_reasons_and_falls_back_on_client_errors():
         seat.reset("FRANCE", 0)
         assert seat.act(press, "obs") == "TO ENGLAND: hold the Channel?"
         assert seat.stats["invalid_lines"] == 1
+
+
+# -- the discrete view ---------------------------------------------------------------------------
+def test_discrete_view_passes_the_api_test_and_plays_whole_games():
+    api_test(diplomacy_v0.env(max_year=1902, variant="discrete"), num_cycles=400)
+    e = diplomacy_v0.env(max_year=1903, variant="discrete")
+    e.reset(seed=0)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        assert mask[0] == 1 and info["ordering"] is not None and info["legal_actions"] == []
+        seen.add(info["phase"][-1])
+        e.step(rng.choice(np.flatnonzero(mask)))
+    assert info["end_reason"] == "year_limit" and info["invalid_actions"] == 0 and "A" in seen
+    with pytest.raises(ValueError, match="no press"):
+        diplomacy_v0.env(variant="discrete", press_rounds=1)
+    with pytest.raises(ValueError, match="text variant only"):
+        diplomacy_v0.parallel_env(variant="discrete")
+
+
+def test_discrete_choices_adjudicate_like_text_orders():
+    e = diplomacy_v0.raw_env(max_year=1905, variant="discrete")
+    e.reset(options={"start": {"units": {"AUSTRIA": ["A VIE"], "ITALY": ["A VEN"]}}})
+    for power, order in (("austria", "A VIE - TYR"), ("italy", "A VEN - TYR")):
+        assert e.agent_selection == power and e.infos[power]["ordering"] == order.split()[1]
+        obs = e.observe(power)
+        choice = next(i for i, line in enumerate(obs["text"].splitlines()) if line.endswith(f": {order}"))
+        code = int(obs["text"].splitlines()[choice].split(":")[0])
+        e.step(code)
+    assert e.game.history[-1]["results"] == {"A VIE": ["bounce"], "A VEN": ["bounce"]}
+    e.step(e.observe(e.agent_selection)["action_mask"].size + 5)  # outside the space: no order, counted
+    assert e.infos["austria"]["invalid_actions"] == 1 and "no order" in e.infos["austria"]["error"]
+
+
+def test_discrete_winter_allows_only_the_build_count():
+    e = diplomacy_v0.raw_env(max_year=1905, variant="discrete")
+    start = {"phase": "W1901A", "units": {"FRANCE": ["A PAR", "A MAR"]}, "centers": {"FRANCE": ["PAR", "MAR", "BRE"]}}
+    e.reset(options={"start": start})
+    while e.terminations[e.agent_selection]:  # the powers without units or centres leave first
+        e.step(None)
+    assert e.agents == ["france"]
+    assert e.agent_selection == "france" and e.infos["france"]["ordering"] == "BRE"
+    mask = e.observe("france")["action_mask"]
+    assert mask.sum() == 3  # no order, A BRE B, F BRE B
+    e.step(2)
+    assert sorted(e.game.units("FRANCE")) == ["A MAR", "A PAR", "F BRE"] and e.game.phase == "S1902M"

@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evolver_gym.bfcl.env import BFCLEnv
 from evolver_gym.bfcl.package import CATEGORIES, executor
@@ -154,3 +156,24 @@ def test_constructor_arguments_are_checked():
         env.reset(options={"task_id": "bfcl/multi_turn_base_999"})
     with pytest.raises(RuntimeError, match="reset"):
         BFCLEnv().step("[pwd()]")
+
+
+_CALLISH = st.builds(
+    lambda name, key, value, wrap: wrap.replace("{}", f"{name}({key}={value!r})"),
+    st.sampled_from(["cd", "ls", "mkdir", "open", "eval", "exec", "__import__", "getattr", "x", "post_tweet"]),
+    st.sampled_from(["folder", "dir_name", "content", "file", "source", "a"]),
+    st.one_of(st.text(max_size=30), st.integers(), st.floats(allow_nan=True), st.lists(st.integers(), max_size=3),
+              st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2)),
+    st.sampled_from(["[{}]", "{}", "```[{}]```", "[{}, {}]", "[{}", "'[{}]'", "[[{}]]", "{} and more"]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(replies=st.lists(st.one_of(st.text(max_size=60), _CALLISH), min_size=1, max_size=6))
+def test_any_reply_keeps_the_env_whole(env, replies):
+    obs, info = env.reset(options={"task_id": "bfcl/multi_turn_base_0"})
+    for reply in replies:
+        obs, reward, term, trunc, info = env.step(reply)
+        assert obs in env.observation_space and reward in (0.0, 1.0)
+        assert isinstance(info["action_valid"], bool) and 0.0 <= info["progress"] <= 1.0
+        if term or trunc:
+            break

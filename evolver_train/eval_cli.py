@@ -163,6 +163,12 @@ def _validate(args: argparse.Namespace) -> None:
     if checkpoint != "oracle" and not Path(checkpoint).exists() and not re.fullmatch(r"[\w.-]+/[\w.-]+", checkpoint):
         raise FileNotFoundError(f"--checkpoint {checkpoint!r}: no such checkpoint folder")
     check_checkpoint_folder(checkpoint, "--checkpoint")  # a killed run's folder: say so, not a tokenizer error
+    if re.fullmatch(r"checkpoint-\d+", Path(checkpoint).name) and Path(checkpoint).is_dir():
+        from .checkpoints import checkpoint_problem
+
+        problem = checkpoint_problem(checkpoint)  # a save that was killed half-way
+        if problem is not None:
+            raise ValueError(f"--checkpoint {checkpoint!r} is incomplete ({problem})")
     if args.out is not None and Path(args.out).is_dir():
         raise IsADirectoryError(f"--out {args.out!r} is a folder; give the report's file name")
 

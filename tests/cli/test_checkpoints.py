@@ -197,3 +197,20 @@ def test_evolver_train_resume_from_checkpoint_true_resumes_from_the_last_checkpo
     after = json.loads((out / "checkpoint-3" / "trainer_state.json").read_text())["log_history"]
     assert [row["step"] for row in after if "loss" in row] == [1, 2, 3]
     assert after[:2] == before[:2] and before[0]["step_time"] > 0
+
+
+def test_evolver_eval_refuses_an_incomplete_checkpoint_in_one_line(tmp_path, capsys, monkeypatch):
+    from evolver_train.checkpoints import write_completion_record
+    from evolver_train.cli import main
+
+    monkeypatch.delenv("EVOLVER_DEBUG", raising=False)
+    run = tmp_path / "run"
+    for step in (1, 2):
+        (run / f"checkpoint-{step}").mkdir(parents=True)
+        (run / f"checkpoint-{step}" / "config.json").write_text("{}")
+    (run / "checkpoint-1" / "trainer_state.json").write_text("{}")
+    write_completion_record(str(run / "checkpoint-1"), 1)
+    rc = main(["eval", "--checkpoint", str(run / "checkpoint-2"), "--env-id", "evolver/WebShop-v0", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert err.endswith("checkpoint-2' is incomplete (no trainer_state.json: the save did not finish)"), err

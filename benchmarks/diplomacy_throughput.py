@@ -7,7 +7,9 @@ Rows:
 * ``aec loop``     - the user's loop on ``diplomacy_v0.env()``: ``agent_iter``, ``last()`` (the board
   features and the text observation built at every step), the bots' orders as text;
 * ``parallel``     - ``diplomacy_v0.parallel_env()``: one step per stage, every power's observation
-  built at every step.
+  built at every step;
+* ``aec discrete``  - ``diplomacy_v0.env(variant="discrete")``: one unit per step, a random choice
+  among the mask (``np.random.choice(np.flatnonzero(mask))``), no press (the press row is skipped).
 
 Each row is the best of ``--repeats`` passes; figures are games and adjudicated phases per CPU-second
 of this process (``time.process_time``) and games per wall second.
@@ -21,6 +23,8 @@ import argparse
 import os
 import platform
 import time
+
+import numpy as np
 
 from arena import diplomacy_v0
 from arena.diplomacy.bots import BOT_KINDS, make_bot
@@ -76,6 +80,19 @@ def parallel_loop(cfg: DiplomacyConfig, kind: str, games: int) -> int:
     return phases
 
 
+def discrete_loop(cfg: DiplomacyConfig, kind: str, games: int) -> int:
+    env = diplomacy_v0.env(config=cfg, variant="discrete")
+    phases = 0
+    np.random.seed(0)
+    for seed in range(games):
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            env.step(None if terminated or truncated else np.random.choice(np.flatnonzero(obs["action_mask"])))
+        phases += len(env.unwrapped.game.history)
+    return phases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20)
@@ -93,7 +110,10 @@ def main() -> None:
     game_loop(DiplomacyConfig(max_year=1901), args.bots, 1)  # load the map once
     for press in (0, 1):
         cfg = DiplomacyConfig(max_year=args.max_year, press_rounds=press)
-        for name, loop in (("game + bots", game_loop), ("aec loop", aec_loop), ("parallel", parallel_loop)):
+        loops = [("game + bots", game_loop), ("aec loop", aec_loop), ("parallel", parallel_loop)]
+        if not press:
+            loops.append(("aec discrete", discrete_loop))
+        for name, loop in loops:
             best = (0.0, 0.0, 0.0)
             for _ in range(args.repeats):
                 t, c = time.perf_counter(), time.process_time()

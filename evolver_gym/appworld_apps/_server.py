@@ -22,6 +22,8 @@ Agent code never runs here: only API calls arrive, already checked by the host's
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -91,10 +93,21 @@ class Apps:
         return body
 
 
-def _models(app: str):
-    from appworld.common.utils import import_models_module
+class _Models(dict):
+    """``app -> models module``, imported once."""
 
-    return import_models_module(app)
+    def __missing__(self, app: str):
+        from appworld.common.utils import import_models_module
+
+        self[app] = import_models_module(app)
+        return self[app]
+
+
+_MODELS = _Models()
+
+
+def _models(app: str):
+    return _MODELS[app]
 
 
 def _factories(app: str):
@@ -652,6 +665,9 @@ class Server:
         self.freezer = set_local_date_and_time(NOW)
         self.apps: Apps | None = None
         self.base: str | None = None
+        self.base_memory: str | None = None
+        self.base_copies: dict[str, tuple[sqlite3.Connection, int]] | None = None
+        self.opened = 0
         self.episode = 0
         self.snapshot: dict[str, sqlite3.Connection] = {}
         self.saved: dict[str, sqlite3.Connection] = {}
@@ -676,6 +692,15 @@ class Server:
 
                 self.apps = Apps()
                 set_local_show_api_response_schemas(True)  # AppWorld's default: docs show response schemas
+            # the base world is read from disk once; each reset copies it memory to memory
+            from appworld.apps.api_lib import set_local_dbs
+
+            self.base_copies = None
+            self.base_memory = f":memory:base{self.opened}"
+            self.opened += 1
+            set_local_dbs(to_db_home_path=self.base_memory, from_db_home_path=self.base, app_names=list(ALL_APPS))
+            if _models("supervisor").Task.count() == 0:  # the active task, written by the app's own model
+                _save(_models("supervisor").Task, supervisor_id=1, instruction="(none)", status=None, answer="null")
             return {"ok": True}
         if op == "reset":
             return self.reset(msg.get("task") or {})
@@ -702,7 +727,10 @@ class Server:
                             "name": d["api_name"],
                             "method": d["method"],
                             "path": d["path"],
-                            "parameters": [{"name": p["name"], "required": p["required"]} for p in d["parameters"]],
+                            "parameters": [
+                                {"name": p["name"], "type": p["type"], "required": p["required"]}
+                                for p in d["parameters"]
+                            ],
                         }
                         for d in prepare_api_docs(app)
                     ]
@@ -711,11 +739,16 @@ class Server:
                 }
             }
         if op == "begin":
-            self.saved = self._copy_all()
+            # refresh the copy of only the databases that changed since it was taken
+            for app in ALL_APPS:
+                if app != "api_docs" and self.saved.get(app, (None, -1))[1] != self.conn(app).total_changes:
+                    self.saved[app] = self._copy(app)
             return {"ok": True}
         if op == "rollback":
-            for app, snap in self.saved.items():
-                snap.backup(self.conn(app))
+            for app, (copy, changes) in self.saved.items():
+                if self.conn(app).total_changes != changes:
+                    copy.backup(self.conn(app))
+                    self.saved[app] = (copy, self.conn(app).total_changes)
             return {"ok": True}
         if op == "ping":
             return {"ok": True, "pid": os.getpid()}
@@ -723,7 +756,12 @@ class Server:
 
     @staticmethod
     def conn(app: str) -> sqlite3.Connection:
-        return _models(app).SQLModel.db.connection
+        return _MODELS[app].SQLModel.db.connection
+
+    def _copy(self, app: str) -> tuple[sqlite3.Connection, int]:
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        self.conn(app).backup(copy)
+        return copy, self.conn(app).total_changes
 
     def _copy_all(self) -> dict[str, sqlite3.Connection]:
         out = {}
@@ -736,28 +774,33 @@ class Server:
         return out
 
     def reset(self, task: dict) -> dict:
-        from appworld.apps.api_lib import clear_local_dbs_cache, set_local_dbs, set_local_random_seed
+        from appworld.apps.api_lib import set_local_dbs, set_local_random_seed
 
         if self.base is None:
             raise ValueError("open a world first")
-        previous = f":memory:episode{self.episode}"
-        self.episode += 1
-        set_local_dbs(
-            to_db_home_path=f":memory:episode{self.episode}", from_db_home_path=self.base, app_names=list(ALL_APPS)
-        )
-        clear_local_dbs_cache(previous)
+        if self.base_copies is None:  # first episode of this world: the package's own loading, once
+            self.episode += 1
+            with contextlib.redirect_stdout(io.StringIO()):  # the package warns that a memory source is no file
+                set_local_dbs(
+                    to_db_home_path=f":memory:episode{self.episode}",
+                    from_db_home_path=self.base_memory,
+                    app_names=list(ALL_APPS),
+                )
+            self.base_copies = {app: self._copy(app) for app in ALL_APPS}
+        else:  # later episodes: put back the base of every database the last episode changed
+            for app, (copy, changes) in self.base_copies.items():
+                if self.conn(app).total_changes != changes:
+                    copy.backup(self.conn(app))
+                    self.base_copies[app] = (copy, self.conn(app).total_changes)
         set_local_random_seed(100)
         for step in task.get("setup", []):
             self.apps.ok(step["app"], step["api"], **step.get("kwargs", {}))
-        sup = _models("supervisor")
-        _save(
-            sup.Task,
-            supervisor_id=1,
-            instruction=task.get("instruction", "(no instruction)"),
-            status=None,
-            answer="null",
-        )
+        # the active task row (added to the base at open) gets this task's instruction
+        conn = self.conn("supervisor")
+        conn.execute("UPDATE tasks SET instruction = ? WHERE id = 1", (str(task.get("instruction") or "(none)"),))
+        conn.commit()
         self.snapshot = self._copy_all()
+        self.saved = {}
         return {"ok": True}
 
     def diff(self) -> list[dict]:

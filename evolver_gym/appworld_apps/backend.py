@@ -58,11 +58,11 @@ def unavailable_reason() -> str | None:
             "no appworld interpreter: run `bash scripts/setup.sh appworld-apps` or set EVOLVER_APPWORLD_PYTHON "
             "to a Python with appworld==0.1.3.post1 installed"
         )
-    lib = Path(python).resolve().parent.parent
-    if not list(lib.glob("lib/python3*/site-packages/appworld/apps/phone/apis.py")) and not os.environ.get(
-        "EVOLVER_APPWORLD_PYTHON"
+    venv = Path(python).parent.parent  # not resolved: a virtualenv's python links outside it
+    if list(venv.glob("lib/python3*/site-packages/appworld")) and not list(
+        venv.glob("lib/python3*/site-packages/appworld/apps/phone/apis.py")
     ):
-        return f"appworld's apps are not unpacked under {lib}: run `{lib}/bin/appworld install`"
+        return f"appworld's apps are not unpacked under {venv}: run `{venv}/bin/appworld install`"
     return None
 
 

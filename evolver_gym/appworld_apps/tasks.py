@@ -4,7 +4,8 @@
   builder ``(world, variant) -> TaskSpec | None``.
 * ``build_tasks(world, split, split_scheme)`` - the ``Task`` records of one split.
 * ``SPLITS`` / ``SPLIT_SCHEMES`` - ``train``/``dev``/``test_normal``/``test_challenge``; ``goal`` (the
-  same templates with other parameters) or ``scenario`` (whole templates held out).
+  same templates with other parameters) or ``scenario`` (whole templates held out). In both, every
+  template that uses ``gmail`` is ``test_challenge``: an app never seen in training, as in AppWorld.
 
 A reference is code written against the real AppWorld API names (``apis.spotify.login``,
 ``apis.venmo.create_transaction``, ...), run by the same sandbox as the agent's code. Tests are the
@@ -36,7 +37,7 @@ __all__ = ["TEMPLATES", "Template", "TaskSpec", "build_tasks", "SPLITS", "SPLIT_
 ENV_ID = "evolver/AppWorldApps-v0"
 SPLITS = ("train", "dev", "test_normal", "test_challenge")
 SPLIT_SCHEMES = ("goal", "scenario")
-VARIANTS = 8  # at most this many tasks per template
+VARIANTS = 16  # at most this many tasks per template
 # tables the apps write on their own as a side effect of reads and writes (notifications, logins)
 SIDE_EFFECTS = ("venmo.notifications", "splitwise.notifications", "todoist.notifications")
 
@@ -158,6 +159,18 @@ def removed(app: str, table: str, ids: list[int]) -> dict:
         "table": table,
         "ids": list(ids),
         "requirement": f"{app}.{table} rows {ids} removed",
+        "label": "no_op_fail",
+    }
+
+
+def _removed_where(app: str, table: str, where: dict, count: int = 1) -> dict:
+    return {
+        "kind": "removed_where",
+        "app": app,
+        "table": table,
+        "where": where,
+        "count": count,
+        "requirement": f"{count} row(s) of {app}.{table} with {where} removed",
         "label": "no_op_fail",
     }
 
@@ -1476,6 +1489,1243 @@ def _(w, v):
     )
 
 
+# ===================================================================================== more: phone
+NEW_PEOPLE = [
+    ("Ava", "Moreno", "2125550101"),
+    ("Liam", "Chen", "2125550102"),
+    ("Zoe", "Patel", "2125550103"),
+    ("Noah", "Okafor", "2125550104"),
+    ("Mia", "Rossi", "2125550105"),
+    ("Eli", "Novak", "2125550106"),
+    ("Ivy", "Tanaka", "2125550107"),
+    ("Leo", "Silva", "2125550108"),
+]
+
+
+@template("phone_contact_birthday", ("phone",), 1)
+def _(w, v):
+    p = _pick(_others(w), v, "phone_contact_birthday")
+    if p is None:
+        return None
+    code = (
+        f"{login(w, 'phone')}\n"
+        f"contact = apis.phone.search_contacts(query={_name(p)!r}, access_token=phone_token)[0]\n"
+        + finish("contact['birthday']")
+    )
+    return TaskSpec(
+        f"What is {_name(p)}'s birthday, as saved in my phone contacts (YYYY-MM-DD)?",
+        [code],
+        [answer(p["birthday"]), no_collateral()],
+    )
+
+
+@template("phone_add_contact", ("phone",), 1)
+def _(w, v):
+    if v >= len(NEW_PEOPLE):
+        return None
+    first, last, number = NEW_PEOPLE[v]
+    email = f"{first}.{last}@example.com".lower()
+    code = (
+        f"{login(w, 'phone')}\n"
+        f"apis.phone.add_contact(first_name={first!r}, last_name={last!r}, phone_number={number!r}, email={email!r}, access_token=phone_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Save {first} {last} (phone {number}, email {email}) as a new contact in my phone.",
+        [code],
+        [
+            added(
+                "phone",
+                "contacts",
+                {"user_id": _sup(w)["ids"]["phone"], "first_name": first, "last_name": last, "phone_number": number},
+            ),
+            no_collateral("phone.contacts"),
+        ],
+    )
+
+
+@template("phone_move_alarm", ("phone",), 2)
+def _(w, v):
+    alarms = [("06:30", "Wake up", 1), ("12:15", "Lunch", 2), ("21:45", "Read", 3)]
+    times = ["07:00", "06:45", "12:30", "13:00", "22:00", "21:30"]
+    if v >= 2 * len(alarms):
+        return None
+    t, label, aid = alarms[v % 3]
+    new = times[v]
+    code = (
+        f"{login(w, 'phone')}\n"
+        "alarms = apis.phone.show_alarms(page_limit=20, access_token=phone_token)\n"
+        f"alarm = [a for a in alarms if a['label'] == {label!r}][0]\n"
+        f"apis.phone.update_alarm(alarm_id=alarm['alarm_id'], time={new!r}, access_token=phone_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Move my '{label}' alarm from {t} to {new}.",
+        [code],
+        [updated("phone", "alarms", aid, {"time": new}), no_collateral("phone.alarms")],
+    )
+
+
+# =================================================================================== more: spotify
+@template("spotify_album_duration", ("spotify",), 2)
+def _(w, v):
+    al = _pick(w["albums"], v, "spotify_album_duration")
+    if al is None:
+        return None
+    total = sum(_song(w, s)["duration"] for s in al["song_ids"])
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"album = [a for a in apis.spotify.search_albums(query={al['title']!r}) if a['title'] == {al['title']!r}][0]\n"
+        "songs = apis.spotify.show_album(album_id=album['album_id'])['songs']\n"
+        + finish("sum(apis.spotify.show_song(song_id=s['id'])['duration'] for s in songs)")
+    )
+    return TaskSpec(
+        f"How long, in seconds, is the album '{al['title']}' on Spotify in total?",
+        [code],
+        [answer(total), no_collateral()],
+    )
+
+
+@template("spotify_song_artist", ("spotify",), 1)
+def _(w, v):
+    s = _pick(w["songs"], v, "spotify_song_artist")
+    if s is None:
+        return None
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        + finish("song['artists'][0]['name']")
+    )
+    return TaskSpec(
+        f"Who is the artist of the song '{s['title']}' on Spotify?",
+        [code],
+        [answer(_artist(w, s["artist_id"])["name"]), no_collateral()],
+    )
+
+
+@template("spotify_add_to_library", ("spotify",), 1)
+def _(w, v):
+    s = _pick([x for x in w["songs"] if x["id"] not in w["library_song_ids"]], v, "spotify_add_to_library")
+    if s is None:
+        return None
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        "apis.spotify.add_song_to_library(song_id=song['song_id'], access_token=spotify_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Add the song '{s['title']}' to my Spotify song library.",
+        [code],
+        [
+            added("spotify", "user_library_songs", {"user_id": _sup(w)["ids"]["spotify"], "song_id": s["id"]}),
+            no_collateral("spotify.user_library_songs"),
+        ],
+    )
+
+
+@template("spotify_unlike_song", ("spotify",), 1)
+def _(w, v):
+    sid = _pick(w["liked_song_ids"], v, "spotify_unlike_song")
+    if sid is None:
+        return None
+    s = _song(w, sid)
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        "apis.spotify.unlike_song(song_id=song['song_id'], access_token=spotify_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Unlike the song '{s['title']}' on Spotify.",
+        [code],
+        [
+            _removed_where("spotify", "song_likes", {"song_id": sid}),
+            no_collateral("spotify.song_likes", "spotify.songs"),
+        ],
+    )
+
+
+@template("spotify_unfollow_artist", ("spotify",), 1)
+def _(w, v):
+    aid = _pick(w["followed_artist_ids"], v, "spotify_unfollow_artist")
+    if aid is None:
+        return None
+    a = _artist(w, aid)
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"artist = [x for x in apis.spotify.search_artists(query={a['name']!r}) if x['name'] == {a['name']!r}][0]\n"
+        "apis.spotify.unfollow_artist(artist_id=artist['artist_id'], access_token=spotify_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Stop following {a['name']} on Spotify.",
+        [code],
+        [
+            _removed_where("spotify", "user_artist_followings", {"artist_id": aid}),
+            no_collateral("spotify.user_artist_followings", "spotify.artists"),
+        ],
+    )
+
+
+@template("spotify_rename_playlist", ("spotify",), 1)
+def _(w, v):
+    news = ["Sunrise Mix", "Focus", "Long Drive", "Weekend Vibes", "Wind Down", "Gym Hits"]
+    if v >= 2 * len(w["playlists"]):
+        return None
+    pl = w["playlists"][v % len(w["playlists"])]
+    new = news[v % len(news)]
+    code = (
+        f"{login(w, 'spotify')}\n"
+        "playlists = apis.spotify.show_playlist_library(page_limit=20, access_token=spotify_token)\n"
+        f"pl = [p for p in playlists if p['title'] == {pl['title']!r}][0]\n"
+        f"apis.spotify.update_playlist(playlist_id=pl['playlist_id'], title={new!r}, access_token=spotify_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Rename my Spotify playlist '{pl['title']}' to '{new}'.",
+        [code],
+        [updated("spotify", "playlists", pl["id"], {"title": new}), no_collateral("spotify.playlists")],
+    )
+
+
+@template("spotify_most_played_on_album", ("spotify",), 2)
+def _(w, v):
+    al = _pick(w["albums"], v, "spotify_most_played_on_album")
+    if al is None:
+        return None
+    best = max((_song(w, s) for s in al["song_ids"]), key=lambda s: (s["play_count"], -s["id"]))
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"album = [a for a in apis.spotify.search_albums(query={al['title']!r}) if a['title'] == {al['title']!r}][0]\n"
+        "songs = [apis.spotify.show_song(song_id=s['id']) for s in apis.spotify.show_album(album_id=album['album_id'])['songs']]\n"
+        "best = sorted(songs, key=lambda s: (-s['play_count'], s['song_id']))[0]\n" + finish("best['title']")
+    )
+    return TaskSpec(
+        f"Which song on the Spotify album '{al['title']}' has been played the most? Give its title.",
+        [code],
+        [answer(best["title"]), no_collateral()],
+    )
+
+
+@template("spotify_review_song", ("spotify",), 2)
+def _(w, v):
+    sid = _pick(w["liked_song_ids"], v, "spotify_review_song")
+    if sid is None:
+        return None
+    s, rating = _song(w, sid), 5 - v % 3
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        f"apis.spotify.review_song(song_id=song['song_id'], rating={rating}, access_token=spotify_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Give the song '{s['title']}' a {rating}-star review on Spotify.",
+        [code],
+        [
+            added("spotify", "song_reviews", {"user_id": _sup(w)["ids"]["spotify"], "song_id": sid, "rating": rating}),
+            no_collateral("spotify.song_reviews", "spotify.songs"),
+        ],
+    )
+
+
+# ===================================================================================== more: venmo
+@template("venmo_remove_friend", ("venmo",), 1)
+def _(w, v):
+    e = _pick(w["venmo_friends"], v, "venmo_remove_friend")
+    if e is None:
+        return None
+    p = _person(w, e)
+    code = f"{login(w, 'venmo')}\napis.venmo.remove_friend(user_email={e!r}, access_token=venmo_token)\n" + finish()
+    return TaskSpec(
+        f"Remove {_name(p)} from my Venmo friends.",
+        [code],
+        [
+            _removed_where(
+                "venmo", "friendships", {"user_id": _sup(w)["ids"]["venmo"], "friend_id": p["ids"]["venmo"]}
+            ),
+            no_collateral("venmo.friendships"),
+        ],
+    )
+
+
+def _txn_id(w: dict, t: dict) -> int:
+    return w["transactions"].index(t) + 1
+
+
+@template("venmo_like_transaction", ("venmo",), 2)
+def _(w, v):
+    t = _pick(w["transactions"], v, "venmo_like_transaction")
+    if t is None:
+        return None
+    other = t["from"] if t["to"] == _sup(w)["email"] else t["to"]
+    direction = "received from" if t["to"] == _sup(w)["email"] else "sent to"
+    code = (
+        f"{login(w, 'venmo')}\n"
+        f"txns = apis.venmo.show_transactions(user_email={other!r}, page_limit=20, access_token=venmo_token)\n"
+        f"txn = [x for x in txns if abs(x['amount'] - {t['amount']}) < 0.005][0]\n"
+        "apis.venmo.like_transaction(transaction_id=txn['transaction_id'], access_token=venmo_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Like the ${t['amount']} Venmo payment I {direction} {_name(_person(w, other))}.",
+        [code],
+        [
+            added("venmo", "transaction_likes", {"transaction_id": _txn_id(w, t), "user_id": _sup(w)["ids"]["venmo"]}),
+            no_collateral("venmo.transaction_likes", "venmo.transactions"),
+        ],
+    )
+
+
+@template("venmo_comment_transaction", ("venmo",), 2)
+def _(w, v):
+    t = _pick(w["transactions"], v, "venmo_comment_transaction")
+    if t is None:
+        return None
+    other = t["from"] if t["to"] == _sup(w)["email"] else t["to"]
+    comment = ["Thanks!", "Got it", "Cheers", "Appreciate it"][v % 4]
+    code = (
+        f"{login(w, 'venmo')}\n"
+        f"txns = apis.venmo.show_transactions(user_email={other!r}, page_limit=20, access_token=venmo_token)\n"
+        f"txn = [x for x in txns if abs(x['amount'] - {t['amount']}) < 0.005][0]\n"
+        f"apis.venmo.create_transaction_comment(transaction_id=txn['transaction_id'], comment={comment!r}, access_token=venmo_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Comment '{comment}' on my ${t['amount']} Venmo transaction with {_name(_person(w, other))}.",
+        [code],
+        [
+            added("venmo", "transaction_comments", {"transaction_id": _txn_id(w, t), "comment": comment}),
+            no_collateral("venmo.transaction_comments"),
+        ],
+    )
+
+
+@template("venmo_sent_count", ("venmo",), 1)
+def _(w, v):
+    if v > 0:
+        return None
+    n = sum(t["from"] == _sup(w)["email"] for t in w["transactions"])
+    code = (
+        f"{login(w, 'venmo')}\n"
+        + pages(
+            "apis.venmo.show_transactions(direction='sent', page_index=PAGE, page_limit=20, access_token=venmo_token)"
+        )
+        + "\n"
+        + finish("len(items)")
+    )
+    return TaskSpec("How many payments have I sent on Venmo?", [code], [answer(n), no_collateral()])
+
+
+# ===================================================================================== more: gmail
+def _inbound(w: dict) -> list[dict]:
+    return [e for e in w["emails"] if e["to"] == _sup(w)["email"]]
+
+
+def _thread_code(p: dict, subject: str) -> str:
+    return (
+        f"threads = apis.gmail.show_inbox_threads(from_email={p['email']!r}, page_limit=20, access_token=gmail_token)\n"
+        f"t = [x for x in threads if x['subject'] == {subject!r}][0]\n"
+    )
+
+
+@template("gmail_reply", ("gmail",), 2)
+def _(w, v):
+    e = _pick(_inbound(w), v, "gmail_reply")
+    if e is None:
+        return None
+    p, body = _person(w, e["from"]), ["Sounds good!", "Thanks, will do.", "Let me check and get back to you."][v % 3]
+    code = (
+        f"{login(w, 'gmail')}\n{_thread_code(p, e['subject'])}"
+        "thread = apis.gmail.show_thread(email_thread_id=t['email_thread_id'], access_token=gmail_token)\n"
+        f"apis.gmail.reply_to_email(email_thread_id=t['email_thread_id'], email_id=thread['emails'][-1]['email_id'], body={body!r}, access_token=gmail_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Reply '{body}' to the email '{e['subject']}' from {_name(p)}.",
+        [code],
+        [
+            added("gmail", "emails", {"sender_id": _sup(w)["ids"]["gmail"], "body": body}),
+            no_collateral("gmail.emails", "gmail.global_email_threads", "gmail.user_email_threads"),
+        ],
+    )
+
+
+@template("gmail_archive_thread", ("gmail",), 2)
+def _(w, v):
+    e = _pick(_inbound(w), v, "gmail_archive_thread")
+    if e is None:
+        return None
+    p = _person(w, e["from"])
+    code = (
+        f"{login(w, 'gmail')}\n{_thread_code(p, e['subject'])}"
+        "apis.gmail.mark_thread_archived(email_thread_id=t['email_thread_id'], access_token=gmail_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Archive the email thread '{e['subject']}' from {_name(p)}.",
+        [code],
+        [
+            {
+                "kind": "changed_where",
+                "app": "gmail",
+                "table": "user_email_threads",
+                "where": {"archived": 1},
+                "count": 1,
+                "requirement": "one thread archived",
+                "label": "no_op_fail",
+            },
+            no_collateral("gmail.user_email_threads"),
+        ],
+    )
+
+
+@template("gmail_label_thread", ("gmail",), 2)
+def _(w, v):
+    e = _pick(_inbound(w), v, "gmail_label_thread")
+    if e is None:
+        return None
+    p, label = _person(w, e["from"]), ["Work", "Family", "Later", "Important"][v % 4]
+    code = (
+        f"{login(w, 'gmail')}\n{_thread_code(p, e['subject'])}"
+        f"apis.gmail.label_thread(email_thread_id=t['email_thread_id'], label={label!r}, access_token=gmail_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Label the email thread '{e['subject']}' from {_name(p)} as '{label}'.",
+        [code],
+        [
+            {
+                "kind": "changed_where",
+                "app": "gmail",
+                "table": "user_email_threads",
+                "where": {"label": label},
+                "count": 1,
+                "requirement": f"one thread labelled {label}",
+                "label": "no_op_fail",
+            },
+            no_collateral("gmail.user_email_threads"),
+        ],
+    )
+
+
+# =============================================================================== more: simple_note
+def _note_code(n: dict) -> str:
+    return (
+        f"note = [x for x in apis.simple_note.search_notes(query={n['title']!r}, access_token=simple_note_token) "
+        f"if x['title'] == {n['title']!r}][0]\n"
+    )
+
+
+@template("note_rename", ("simple_note",), 1)
+def _(w, v):
+    n = _pick(w["notes"], v, "note_rename")
+    if n is None:
+        return None
+    new = f"{n['title']} (2023)"
+    code = (
+        f"{login(w, 'simple_note')}\n{_note_code(n)}"
+        f"apis.simple_note.update_note(note_id=note['note_id'], title={new!r}, access_token=simple_note_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Rename my note '{n['title']}' to '{new}'.",
+        [code],
+        [updated("simple_note", "notes", n["id"], {"title": new}), no_collateral("simple_note.notes")],
+    )
+
+
+@template("note_replace_item", ("simple_note",), 2)
+def _(w, v):
+    n = _pick(w["notes"], v, "note_replace_item")
+    if n is None:
+        return None
+    old, new = n["items"][v % len(n["items"])], ITEMS[(v + 2) % len(ITEMS)]
+    code = (
+        f"{login(w, 'simple_note')}\n{_note_code(n)}"
+        "content = apis.simple_note.show_note(note_id=note['note_id'], access_token=simple_note_token)['content']\n"
+        f"content = content.replace('- ' + {old!r}, '- ' + {new!r})\n"
+        "apis.simple_note.update_note(note_id=note['note_id'], content=content, access_token=simple_note_token)\n"
+        + finish()
+    )
+    lines = [f"- {new if x == old else x}" for x in n["items"]]
+    return TaskSpec(
+        f"In my note '{n['title']}', replace the item '{old}' with '{new}'.",
+        [code],
+        [updated("simple_note", "notes", n["id"], {"content": {"$lines": lines}}), no_collateral("simple_note.notes")],
+    )
+
+
+@template("note_has_item", ("simple_note",), 1)
+def _(w, v):
+    pairs = [(n, x) for n in w["notes"] for x in NOTE_POOLS.get(n["title"], [])]
+    pick = _pick(pairs, v, "note_has_item")
+    if pick is None:
+        return None
+    n, item = pick
+    code = (
+        f"{login(w, 'simple_note')}\n{_note_code(n)}"
+        "content = apis.simple_note.show_note(note_id=note['note_id'], access_token=simple_note_token)['content']\n"
+        f"items = [x.strip().lstrip('- ').strip().lower() for x in content.splitlines() if x.strip()]\n"
+        + finish(f"'yes' if {item.lower()!r} in items else 'no'")
+    )
+    return TaskSpec(
+        f"Is '{item}' on my note '{n['title']}'? Answer yes or no.",
+        [code],
+        [answer("yes" if item in n["items"] else "no"), no_collateral()],
+    )
+
+
+NOTE_POOLS = {
+    "Grocery List": ["milk", "eggs", "bread", "apples", "coffee", "rice"],
+    "Books to Read": ["The Hobbit", "Dune", "Educated", "Sapiens"],
+}
+
+
+# =================================================================================== more: todoist
+@template("todoist_delete_task", ("todoist",), 1)
+def _(w, v):
+    pick = _pick(_tasks(w), v, "todoist_delete_task")
+    if pick is None:
+        return None
+    proj, task = pick
+    code = (
+        f"{login(w, 'todoist')}\n{_find_task_code(proj, task)}"
+        "apis.todoist.delete_task(task_id=task['task_id'], access_token=todoist_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Delete the task '{task['title']}' from my Todoist project '{proj['name']}'.",
+        [code],
+        [removed("todoist", "tasks", [task["id"]]), no_collateral("todoist.tasks")],
+    )
+
+
+@template("todoist_postpone_task", ("todoist",), 2)
+def _(w, v):
+    pick = _pick([x for x in _tasks(w) if not x[1]["is_completed"]], v, "todoist_postpone_task")
+    if pick is None:
+        return None
+    proj, task = pick
+    new = f"2023-07-{v + 1:02d}"
+    code = (
+        f"{login(w, 'todoist')}\n{_find_task_code(proj, task)}"
+        f"apis.todoist.update_task(task_id=task['task_id'], due_date={new!r}, access_token=todoist_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Move the due date of '{task['title']}' in my Todoist project '{proj['name']}' to {new}.",
+        [code],
+        [updated("todoist", "tasks", task["id"], {"due_date": {"$contains": new}}), no_collateral("todoist.tasks")],
+    )
+
+
+@template("todoist_create_project", ("todoist",), 1)
+def _(w, v):
+    names = ["Garden", "Taxes 2023", "Wedding", "Moving Out", "Reading Club", "Side Project", "Holiday", "Car"]
+    if v >= len(names):
+        return None
+    code = (
+        f"{login(w, 'todoist')}\n"
+        f"apis.todoist.create_project(name={names[v]!r}, access_token=todoist_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Create a Todoist project called '{names[v]}'.",
+        [code],
+        [
+            added("todoist", "projects", {"name": names[v]}),
+            no_collateral("todoist.projects", "todoist.project_collaborator_links"),
+        ],
+    )
+
+
+@template("todoist_add_subtask", ("todoist",), 2)
+def _(w, v):
+    pick = _pick([x for x in _tasks(w) if not x[1]["is_completed"]], v, "todoist_add_subtask")
+    if pick is None:
+        return None
+    proj, task = pick
+    sub = ["Make a list", "Ask for quotes", "Set a reminder", "Buy supplies"][v % 4]
+    code = (
+        f"{login(w, 'todoist')}\n{_find_task_code(proj, task)}"
+        f"apis.todoist.create_sub_task(task_id=task['task_id'], title={sub!r}, access_token=todoist_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Add a subtask '{sub}' to the task '{task['title']}' in my Todoist project '{proj['name']}'.",
+        [code],
+        [added("todoist", "sub_tasks", {"task_id": task["id"], "title": sub}), no_collateral("todoist.sub_tasks")],
+    )
+
+
+@template("todoist_overdue_count", ("todoist",), 2)
+def _(w, v):
+    proj = _pick(w["projects"], v, "todoist_overdue_count")
+    if proj is None:
+        return None
+    today = w["now"][:10]
+    n = sum(t["due_date"] < today and not t["is_completed"] for t in proj["tasks"])
+    code = (
+        f"{login(w, 'todoist')}\n"
+        "projects = apis.todoist.show_projects(page_limit=20, access_token=todoist_token)\n"
+        f"project = [p for p in projects if p['name'] == {proj['name']!r}][0]\n"
+        "res = apis.todoist.show_tasks(project_id=project['project_id'], is_completed=False, page_limit=20, access_token=todoist_token)\n"
+        "tasks = res['no_section_tasks'] + [t for sec in res['sections'] for t in sec['tasks']]\n"
+        "from datetime import datetime\n"
+        "now = apis.phone.get_current_date_and_time()['date']\n"
+        "today = datetime.strptime(now, '%A, %B %d, %Y').strftime('%Y-%m-%d')\n"
+        + finish("len([t for t in tasks if t['due_date'] and t['due_date'][:10] < today])")
+    )
+    return TaskSpec(
+        f"How many unfinished tasks in my Todoist project '{proj['name']}' are past their due date?",
+        [code],
+        [answer(n), no_collateral()],
+    )
+
+
+@template("todoist_completed_total", ("todoist",), 2)
+def _(w, v):
+    if v > 0:
+        return None
+    n = sum(t["is_completed"] for _, t in _tasks(w))
+    code = (
+        f"{login(w, 'todoist')}\n"
+        "projects = apis.todoist.show_projects(page_limit=20, access_token=todoist_token)\n"
+        "count = 0\n"
+        "for p in projects:\n"
+        "    res = apis.todoist.show_tasks(project_id=p['project_id'], is_completed=True, page_limit=20, access_token=todoist_token)\n"
+        "    count += len(res['no_section_tasks']) + sum(len(s['tasks']) for s in res['sections'])\n" + finish("count")
+    )
+    return TaskSpec(
+        "How many completed tasks do I have across all my Todoist projects?", [code], [answer(n), no_collateral()]
+    )
+
+
+# =============================================================================== more: file_system
+@template("file_copy", ("file_system",), 1)
+def _(w, v):
+    src = _pick(sorted(w["files"]), v, "file_copy")
+    if src is None:
+        return None
+    dst = "~/backup/" + src.rsplit("/", 1)[1]
+    code = (
+        f"{login(w, 'file_system')}\n"
+        "apis.file_system.create_directory(directory_path='~/backup', access_token=file_system_token)\n"
+        f"apis.file_system.copy_file(source_file_path={src!r}, destination_file_path={dst!r}, access_token=file_system_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Make a folder ~/backup and copy {src} into it, keeping the file name.",
+        [code],
+        [
+            added("file_system", "files", {"tilde_path": dst, "content": w["files"][src]}),
+            added("file_system", "directories", {"tilde_path": "~/backup/"}),
+            no_collateral("file_system.files", "file_system.directories"),
+        ],
+    )
+
+
+@template("file_append_line", ("file_system",), 2)
+def _(w, v):
+    path = _pick([p for p in sorted(w["files"]) if p.endswith((".txt", ".csv"))], v, "file_append_line")
+    if path is None:
+        return None
+    line = ["Reviewed.", "TODO: update", "April,1100", "Last checked in May."][v % 4]
+    code = (
+        f"{login(w, 'file_system')}\n"
+        f"content = apis.file_system.show_file(file_path={path!r}, access_token=file_system_token)['content']\n"
+        f"apis.file_system.update_file(file_path={path!r}, content=content + '\\n' + {line!r}, access_token=file_system_token)\n"
+        + finish()
+    )
+    lines = [*w["files"][path].splitlines(), line]
+    return TaskSpec(
+        f"Add the line '{line}' at the end of my file {path}.",
+        [code],
+        [
+            {
+                "kind": "changed_where",
+                "app": "file_system",
+                "table": "files",
+                "where": {"tilde_path": path, "content": {"$lines": lines}},
+                "count": 1,
+                "requirement": f"{path} ends with the new line",
+                "label": "no_op_fail",
+            },
+            no_collateral("file_system.files"),
+        ],
+    )
+
+
+@template("file_invoice_total", ("file_system",), 3)
+def _(w, v):
+    if v > 0:
+        return None
+    total = round(sum(float(c.rsplit(" ", 1)[1]) for p, c in w["files"].items() if "invoice" in p), 2)
+    code = (
+        f"{login(w, 'file_system')}\n"
+        "paths = apis.file_system.show_directory(directory_path='~/downloads/', entry_type='files', access_token=file_system_token)\n"
+        "total = 0\n"
+        "for path in paths:\n"
+        "    if 'invoice' in path:\n"
+        "        content = apis.file_system.show_file(file_path=path, access_token=file_system_token)['content']\n"
+        "        total += float(content.split()[-1])\n" + finish("round(total, 2)")
+    )
+    return TaskSpec(
+        "What is the sum of the totals of all the invoices in my ~/downloads folder?",
+        [code],
+        [answer(total), no_collateral()],
+    )
+
+
+# ================================================================================= more: splitwise
+@template("splitwise_create_group", ("splitwise",), 2)
+def _(w, v):
+    names = ["Book Club", "Road Trip", "Office Lunch", "Game Night", "Camping", "Family Dinner"]
+    if v >= len(names):
+        return None
+    members = [p for p in _others(w)][v : v + 2]
+    code = (
+        f"{login(w, 'splitwise')}\n"
+        f"apis.splitwise.create_group(name={names[v]!r}, member_emails={[p['email'] for p in members]!r}, access_token=splitwise_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Create a Splitwise group '{names[v]}' with {_name(members[0])} ({members[0]['email']}) and "
+        f"{_name(members[1])} ({members[1]['email']}).",
+        [code],
+        [
+            added("splitwise", "groups", {"name": names[v], "user_id": _sup(w)["ids"]["splitwise"]}),
+            added("splitwise", "group_members", {}, count=3),
+            no_collateral("splitwise.groups", "splitwise.group_members"),
+        ],
+    )
+
+
+@template("splitwise_rename_group", ("splitwise",), 1)
+def _(w, v):
+    news = ["Flatmates", "Mountain Weekend", "Home", "Alps 2023"]
+    if v >= 2 * len(w["groups"]):
+        return None
+    g, new = w["groups"][v % len(w["groups"])], news[v % len(news)]
+    code = (
+        f"{login(w, 'splitwise')}\n"
+        "groups = apis.splitwise.show_groups(page_limit=20, access_token=splitwise_token)\n"
+        f"group = [g for g in groups if g['name'] == {g['name']!r}][0]\n"
+        f"apis.splitwise.update_group(group_id=group['group_id'], name={new!r}, access_token=splitwise_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Rename my Splitwise group '{g['name']}' to '{new}'.",
+        [code],
+        [updated("splitwise", "groups", g["id"], {"name": new}), no_collateral("splitwise.groups")],
+    )
+
+
+@template("splitwise_paid_by_count", ("splitwise",), 2)
+def _(w, v):
+    pairs = [(g, e) for g in w["groups"] for e in [_sup(w)["email"], *g["members"]]]
+    pick = _pick(pairs, v, "splitwise_paid_by_count")
+    if pick is None:
+        return None
+    g, e = pick
+    n = sum(x["payer"] == e for x in g["expenses"])
+    who = "I" if e == _sup(w)["email"] else _name(_person(w, e))
+    code = (
+        f"{login(w, 'splitwise')}\n"
+        "groups = apis.splitwise.show_groups(page_limit=20, access_token=splitwise_token)\n"
+        f"group = [g for g in groups if g['name'] == {g['name']!r}][0]\n"
+        + pages(
+            "apis.splitwise.show_group_expenses(group_id=group['group_id'], page_index=PAGE, page_limit=20, access_token=splitwise_token)"
+        )
+        + "\n"
+        + finish(f"len([x for x in items if x['payer']['email'] == {e!r}])")
+    )
+    return TaskSpec(
+        f"How many of the expenses in my Splitwise group '{g['name']}' did {who} pay for?",
+        [code],
+        [answer(n), no_collateral()],
+    )
+
+
+# ==================================================================================== more: amazon
+@template("amazon_remove_from_cart", ("amazon",), 1)
+def _(w, v):
+    pid = _pick(w["cart_product_ids"], v, "amazon_remove_from_cart")
+    if pid is None:
+        return None
+    prod = next(p for p in w["products"] if p["id"] == pid)
+    code = (
+        f"{login(w, 'amazon')}\n"
+        f"apis.amazon.delete_product_from_cart(product_id={pid}, access_token=amazon_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"Take '{prod['name']}' (product id {pid}) out of my Amazon cart.",
+        [code],
+        [_removed_where("amazon", "cart_entries", {"product_id": pid}), no_collateral("amazon.cart_entries")],
+    )
+
+
+@template("amazon_product_price", ("amazon",), 1)
+def _(w, v):
+    prod = _pick(w["products"], v, "amazon_product_price")
+    if prod is None:
+        return None
+    code = (
+        f"{login(w, 'amazon')}\n"
+        f"product = [p for p in apis.amazon.search_products(query={prod['name']!r}, page_limit=20) if p['name'] == {prod['name']!r}][0]\n"
+        + finish("product['price']")
+    )
+    return TaskSpec(f"How much does '{prod['name']}' cost on Amazon?", [code], [answer(prod["price"]), no_collateral()])
+
+
+@template("amazon_review_ordered", ("amazon",), 2)
+def _(w, v):
+    pids = [pid for o in w["orders"] for pid in o["product_ids"]]
+    pid = _pick(pids, v, "amazon_review_ordered")
+    if pid is None:
+        return None
+    prod, rating = next(p for p in w["products"] if p["id"] == pid), 4 + v % 2
+    code = (
+        f"{login(w, 'amazon')}\n"
+        f"product = [p for p in apis.amazon.search_products(query={prod['name']!r}, page_limit=20) if p['name'] == {prod['name']!r}][0]\n"
+        f"apis.amazon.write_product_review(product_id=product['product_id'], rating={rating}, title='Review', text='As described.', access_token=amazon_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Write a {rating}-star review titled 'Review' with the text 'As described.' for the '{prod['name']}' I ordered "
+        "on Amazon.",
+        [code],
+        [
+            added(
+                "amazon", "product_reviews", {"product_id": pid, "user_id": _sup(w)["ids"]["amazon"], "rating": rating}
+            ),
+            no_collateral("amazon.product_reviews", "amazon.products", "amazon.sellers"),
+        ],
+    )
+
+
+@template("amazon_ask_question", ("amazon",), 1)
+def _(w, v):
+    prod = _pick(w["products"], v, "amazon_ask_question")
+    if prod is None:
+        return None
+    q = ["Is it waterproof?", "Does it come with a warranty?", "What are the dimensions?", "Is it machine washable?"][
+        v % 4
+    ]
+    code = (
+        f"{login(w, 'amazon')}\n"
+        f"product = [p for p in apis.amazon.search_products(query={prod['name']!r}, page_limit=20) if p['name'] == {prod['name']!r}][0]\n"
+        f"apis.amazon.write_product_question(product_id=product['product_id'], question={q!r}, access_token=amazon_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Ask the question '{q}' on the Amazon page of '{prod['name']}'.",
+        [code],
+        [
+            added("amazon", "product_questions", {"product_id": prod["id"], "question": q}),
+            no_collateral("amazon.product_questions"),
+        ],
+    )
+
+
+# ================================================================================= more: cross-app
+@template("cross_todoist_note_open", ("todoist", "simple_note"), 3)
+def _(w, v):
+    proj = _pick(w["projects"], v, "cross_todoist_note_open")
+    if proj is None:
+        return None
+    open_titles = [t["title"] for t in proj["tasks"] if not t["is_completed"]]
+    title = f"{proj['name']} to-dos"
+    code = (
+        f"{login(w, 'todoist', 'simple_note')}\n"
+        "projects = apis.todoist.show_projects(page_limit=20, access_token=todoist_token)\n"
+        f"project = [x for x in projects if x['name'] == {proj['name']!r}][0]\n"
+        "res = apis.todoist.show_tasks(project_id=project['project_id'], is_completed=False, page_limit=20, access_token=todoist_token)\n"
+        "tasks = res['no_section_tasks'] + [t for sec in res['sections'] for t in sec['tasks']]\n"
+        f"apis.simple_note.create_note(title={title!r}, content='\\n'.join(t['title'] for t in tasks), access_token=simple_note_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Create a note titled '{title}' listing the unfinished tasks of my Todoist project '{proj['name']}', one per "
+        "line.",
+        [code],
+        [
+            added("simple_note", "notes", {"title": title, "content": {"$lines": open_titles}}),
+            no_collateral("simple_note.notes"),
+        ],
+    )
+
+
+@template("cross_file_to_gmail", ("file_system", "gmail"), 3)
+def _(w, v):
+    pairs = [(f, p) for f in sorted(w["files"]) if f.startswith("~/documents") for p in _others(w)[:3]]
+    pick = _pick(pairs, v, "cross_file_to_gmail")
+    if pick is None:
+        return None
+    path, p = pick
+    subject = path.rsplit("/", 1)[1]
+    code = (
+        f"{login(w, 'file_system', 'gmail')}\n"
+        f"content = apis.file_system.show_file(file_path={path!r}, access_token=file_system_token)['content']\n"
+        f"apis.gmail.send_email(email_addresses=[{p['email']!r}], subject={subject!r}, body=content, access_token=gmail_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Email {_name(p)} ({p['email']}) the content of my file {path} as the body, with the subject '{subject}'.",
+        [code],
+        [
+            added(
+                "gmail",
+                "emails",
+                {
+                    "sender_id": _sup(w)["ids"]["gmail"],
+                    "subject": subject,
+                    "body": {"$lines": w["files"][path].splitlines()},
+                },
+            ),
+            no_collateral("gmail.emails", "gmail.global_email_threads", "gmail.user_email_threads"),
+        ],
+    )
+
+
+@template("cross_phone_splitwise_add", ("phone", "splitwise"), 3)
+def _(w, v):
+    rows = {g["id"]: range(1 + 4 * i, 5 + 4 * i) for i, g in enumerate(w["groups"])}
+    pairs = [
+        (g, p)
+        for g in w["groups"]
+        for p in _others(w)
+        if p["email"] not in g["members"] and p["ids"]["splitwise"] not in rows[g["id"]]
+    ]
+    pick = _pick(pairs, v, "cross_phone_splitwise_add")
+    if pick is None:
+        return None
+    g, p = pick
+    code = (
+        f"{login(w, 'phone', 'splitwise')}\n"
+        + pages("apis.phone.search_contacts(page_index=PAGE, page_limit=20, access_token=phone_token)")
+        + "\n"
+        f"contact = [c for c in items if c['phone_number'] == {p['phone_number']!r}][0]\n"
+        "groups = apis.splitwise.show_groups(page_limit=20, access_token=splitwise_token)\n"
+        f"group = [g for g in groups if g['name'] == {g['name']!r}][0]\n"
+        "apis.splitwise.add_member_to_group(group_id=group['group_id'], user_email=contact['email'], access_token=splitwise_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Add the person whose phone number is {p['phone_number']} (they are in my phone contacts) to my Splitwise "
+        f"group '{g['name']}'.",
+        [code],
+        [
+            added("splitwise", "group_members", {"group_id": g["id"], "user_id": p["ids"]["splitwise"]}),
+            no_collateral("splitwise.group_members"),
+        ],
+    )
+
+
+@template("cross_spotify_phone_longest", ("spotify", "phone"), 3)
+def _(w, v):
+    pairs = [(pl, p) for pl in w["playlists"] for p in _others(w)[:3]]
+    pick = _pick(pairs, v, "cross_spotify_phone_longest")
+    if pick is None:
+        return None
+    pl, p = pick
+    best = max((_song(w, s) for s in pl["song_ids"]), key=lambda s: (s["duration"], -s["id"]))
+    code = (
+        f"{login(w, 'spotify', 'phone')}\n"
+        "playlists = apis.spotify.show_playlist_library(page_limit=20, access_token=spotify_token)\n"
+        f"pl = [x for x in playlists if x['title'] == {pl['title']!r}][0]\n"
+        "songs = [apis.spotify.show_song(song_id=s['id']) for s in apis.spotify.show_playlist(playlist_id=pl['playlist_id'], access_token=spotify_token)['songs']]\n"
+        "best = sorted(songs, key=lambda s: (-s['duration'], s['song_id']))[0]\n"
+        f"contact = apis.phone.search_contacts(query={_name(p)!r}, access_token=phone_token)[0]\n"
+        "apis.phone.send_text_message(phone_number=contact['phone_number'], message='Listen to ' + best['title'], access_token=phone_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Text {_name(p)}: 'Listen to <title>', where <title> is the longest song in my Spotify playlist "
+        f"'{pl['title']}'.",
+        [code],
+        [
+            added(
+                "phone",
+                "global_text_messages",
+                {
+                    "sender_id": _sup(w)["ids"]["phone"],
+                    "receiver_id": p["ids"]["phone"],
+                    "message": f"Listen to {best['title']}",
+                },
+            ),
+            no_collateral("phone.global_text_messages", "phone.user_text_messages"),
+        ],
+    )
+
+
+@template("cross_amazon_venmo_split", ("amazon", "venmo"), 3)
+def _(w, v):
+    pairs = [(pid, p) for pid in w["cart_product_ids"] for p in _others(w)[:4]]
+    pick = _pick(pairs, v, "cross_amazon_venmo_split")
+    if pick is None:
+        return None
+    pid, p = pick
+    prod = next(x for x in w["products"] if x["id"] == pid)
+    half = round(prod["price"] / 2, 2)
+    code = (
+        f"{login(w, 'amazon', 'venmo')}\n"
+        "cart = apis.amazon.show_cart(access_token=amazon_token)\n"
+        f"item = [e for e in cart['cart_items'] if e['product_id'] == {pid}][0]\n"
+        f"apis.venmo.create_payment_request(user_email={p['email']!r}, amount=round(item['price'] / 2, 2), description=item['product_name'], access_token=venmo_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"{_name(p)} ({p['email']}) is splitting the '{prod['name']}' in my Amazon cart with me. Request half of its "
+        "price from them on Venmo, with the product's name as the note.",
+        [code],
+        [
+            added(
+                "venmo",
+                "payment_requests",
+                {
+                    "sender_id": _sup(w)["ids"]["venmo"],
+                    "receiver_id": p["ids"]["venmo"],
+                    "amount": half,
+                    "description": prod["name"],
+                },
+            ),
+            no_collateral("venmo.payment_requests"),
+        ],
+    )
+
+
+@template("cross_venmo_note_requests", ("venmo", "simple_note"), 3)
+def _(w, v):
+    if v > 0:
+        return None
+    lines = [f"{_name(_person(w, r['from']))}: {r['amount']}" for r in w["payment_requests_in"]]
+    code = (
+        f"{login(w, 'venmo', 'simple_note')}\n"
+        "reqs = apis.venmo.show_received_payment_requests(status='pending', page_limit=20, access_token=venmo_token)\n"
+        "lines = [r['sender']['name'] + ': ' + str(r['amount']) for r in reqs]\n"
+        "apis.simple_note.create_note(title='Money I owe', content='\\n'.join(lines), access_token=simple_note_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        "Create a note titled 'Money I owe' with one line '<name>: <amount>' for each pending Venmo payment request "
+        "sent to me.",
+        [code],
+        [
+            added("simple_note", "notes", {"title": "Money I owe", "content": {"$lines": lines}}),
+            no_collateral("simple_note.notes"),
+        ],
+    )
+
+
+# ====================================================================================== more: facts
+@template("phone_contact_email", ("phone",), 1)
+def _(w, v):
+    p = _pick(_others(w), v, "phone_contact_email")
+    if p is None:
+        return None
+    code = (
+        f"{login(w, 'phone')}\n"
+        f"contact = apis.phone.search_contacts(query={_name(p)!r}, access_token=phone_token)[0]\n"
+        + finish("contact['email']")
+    )
+    return TaskSpec(
+        f"What is the email address of {_name(p)} in my phone contacts?", [code], [answer(p["email"]), no_collateral()]
+    )
+
+
+@template("phone_contact_relationship", ("phone",), 1)
+def _(w, v):
+    p = _pick(_others(w), v, "phone_contact_relationship")
+    if p is None:
+        return None
+    code = (
+        f"{login(w, 'phone')}\n"
+        f"contact = apis.phone.search_contacts(query={_name(p)!r}, access_token=phone_token)[0]\n"
+        + finish("contact['relationships'][0]")
+    )
+    return TaskSpec(
+        f"How is {_name(p)} related to me, according to my phone contacts (friend, family, coworker or roommate)?",
+        [code],
+        [answer(p["relationship"]), no_collateral()],
+    )
+
+
+@template("spotify_song_genre", ("spotify",), 1)
+def _(w, v):
+    s = _pick(w["songs"], v, "spotify_song_genre")
+    if s is None:
+        return None
+    code = (
+        f"{login(w, 'spotify')}\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        + finish("apis.spotify.show_song(song_id=song['song_id'])['genre']")
+    )
+    return TaskSpec(f"What genre is the song '{s['title']}' on Spotify?", [code], [answer(s["genre"]), no_collateral()])
+
+
+@template("spotify_add_song_to_playlist", ("spotify",), 2)
+def _(w, v):
+    pairs = [(pl, s) for pl in w["playlists"] for s in w["songs"] if s["id"] not in pl["song_ids"]]
+    pick = _pick(pairs, v, "spotify_add_song_to_playlist")
+    if pick is None:
+        return None
+    pl, s = pick
+    code = (
+        f"{login(w, 'spotify')}\n"
+        "playlists = apis.spotify.show_playlist_library(page_limit=20, access_token=spotify_token)\n"
+        f"pl = [p for p in playlists if p['title'] == {pl['title']!r}][0]\n"
+        f"song = [x for x in apis.spotify.search_songs(query={s['title']!r}, page_limit=20) if x['title'] == {s['title']!r}][0]\n"
+        "apis.spotify.add_song_to_playlist(playlist_id=pl['playlist_id'], song_id=song['song_id'], access_token=spotify_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Add the song '{s['title']}' to my Spotify playlist '{pl['title']}'.",
+        [code],
+        [
+            added("spotify", "playlist_songs", {"playlist_id": pl["id"], "song_id": s["id"]}),
+            no_collateral("spotify.playlist_songs"),
+        ],
+    )
+
+
+@template("venmo_request_amount", ("venmo",), 1)
+def _(w, v):
+    r = _pick(w["payment_requests_in"], v, "venmo_request_amount")
+    if r is None:
+        return None
+    p = _person(w, r["from"])
+    code = (
+        f"{login(w, 'venmo')}\n"
+        "reqs = apis.venmo.show_received_payment_requests(page_limit=20, access_token=venmo_token)\n"
+        f"req = [x for x in reqs if x['sender']['email'] == {p['email']!r}][0]\n" + finish("req['amount']")
+    )
+    return TaskSpec(f"How much is {_name(p)} asking me for on Venmo?", [code], [answer(r["amount"]), no_collateral()])
+
+
+@template("todoist_task_priority", ("todoist",), 1)
+def _(w, v):
+    pick = _pick(_tasks(w), v, "todoist_task_priority")
+    if pick is None:
+        return None
+    proj, task = pick
+    code = f"{login(w, 'todoist')}\n{_find_task_code(proj, task)}" + finish("task['priority']")
+    return TaskSpec(
+        f"What priority does the task '{task['title']}' in my Todoist project '{proj['name']}' have?",
+        [code],
+        [answer(task["priority"]), no_collateral()],
+    )
+
+
+@template("todoist_task_due_date", ("todoist",), 1)
+def _(w, v):
+    pick = _pick(_tasks(w), v, "todoist_task_due_date")
+    if pick is None:
+        return None
+    proj, task = pick
+    code = f"{login(w, 'todoist')}\n{_find_task_code(proj, task)}" + finish("task['due_date'][:10]")
+    return TaskSpec(
+        f"When is the task '{task['title']}' in my Todoist project '{proj['name']}' due (YYYY-MM-DD)?",
+        [code],
+        [answer(task["due_date"]), no_collateral()],
+    )
+
+
+@template("amazon_type_count", ("amazon",), 1)
+def _(w, v):
+    t = _pick(sorted({p["type"] for p in w["products"]}), v, "amazon_type_count")
+    if t is None:
+        return None
+    n = sum(p["type"] == t for p in w["products"])
+    code = (
+        f"{login(w, 'amazon')}\n"
+        + pages(f"apis.amazon.search_products(product_type={t!r}, page_index=PAGE, page_limit=20)")
+        + "\n"
+        + finish("len(items)")
+    )
+    return TaskSpec(f"How many {t} products does Amazon sell?", [code], [answer(n), no_collateral()])
+
+
+@template("file_exists", ("file_system",), 1)
+def _(w, v):
+    asked = sorted(w["files"]) + [
+        "~/documents/cover_letter.txt",
+        "~/photos/vacation/lake.jpg",
+        "~/downloads/invoice_may.pdf",
+        "~/documents/taxes.csv",
+    ]
+    path = _pick(asked, v, "file_exists")
+    if path is None:
+        return None
+    code = (
+        f"{login(w, 'file_system')}\n"
+        f"exists = apis.file_system.file_exists(file_path={path!r}, access_token=file_system_token)['exists']\n"
+        + finish("'yes' if exists else 'no'")
+    )
+    return TaskSpec(
+        f"Do I have a file {path}? Answer yes or no.",
+        [code],
+        [answer("yes" if path in w["files"] else "no"), no_collateral()],
+    )
+
+
+@template("cross_phone_venmo_request_contact", ("phone", "venmo"), 3)
+def _(w, v):
+    p = _pick(_others(w), v, "cross_phone_venmo_request_contact")
+    if p is None:
+        return None
+    amount = round(_rng("cross_phone_venmo_request_contact", v).uniform(8, 40), 2)
+    code = (
+        f"{login(w, 'phone', 'venmo')}\n"
+        + pages("apis.phone.search_contacts(page_index=PAGE, page_limit=20, access_token=phone_token)")
+        + "\n"
+        f"contact = [c for c in items if c['phone_number'] == {p['phone_number']!r}][0]\n"
+        f"apis.venmo.create_payment_request(user_email=contact['email'], amount={amount}, description='Dinner', access_token=venmo_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Request ${amount} on Venmo, with the note 'Dinner', from the contact in my phone whose number is "
+        f"{p['phone_number']}.",
+        [code],
+        [
+            added(
+                "venmo",
+                "payment_requests",
+                {
+                    "sender_id": _sup(w)["ids"]["venmo"],
+                    "receiver_id": p["ids"]["venmo"],
+                    "amount": amount,
+                    "description": "Dinner",
+                },
+            ),
+            no_collateral("venmo.payment_requests"),
+        ],
+    )
+
+
+@template("cross_note_gmail_list", ("simple_note", "gmail"), 3)
+def _(w, v):
+    pairs = [(n, p) for n in w["notes"] for p in _others(w)[:3]]
+    pick = _pick(pairs, v, "cross_note_gmail_list")
+    if pick is None:
+        return None
+    n, p = pick
+    code = (
+        f"{login(w, 'simple_note', 'gmail')}\n{_note_code(n)}"
+        "content = apis.simple_note.show_note(note_id=note['note_id'], access_token=simple_note_token)['content']\n"
+        f"apis.gmail.send_email(email_addresses=[{p['email']!r}], subject={n['title']!r}, body=content, access_token=gmail_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"Email my note '{n['title']}' to {_name(p)} ({p['email']}): the note's title as the subject and its content "
+        "as the body.",
+        [code],
+        [
+            added(
+                "gmail",
+                "emails",
+                {
+                    "sender_id": _sup(w)["ids"]["gmail"],
+                    "subject": n["title"],
+                    "body": {"$lines": [f"- {x}" for x in n["items"]]},
+                },
+            ),
+            no_collateral("gmail.emails", "gmail.global_email_threads", "gmail.user_email_threads"),
+        ],
+    )
+
+
 # -- tasks ---------------------------------------------------------------------------------------------
 def _scenario_split(name: str, seed: int) -> str:
     """Under ``scenario``: about 70% of templates train, 10% dev, 20% test_normal (whole templates)."""
@@ -1483,9 +2733,12 @@ def _scenario_split(name: str, seed: int) -> str:
     return "train" if h < 7 else "dev" if h == 7 else "test_normal"
 
 
+CHALLENGE_APP = "gmail"  # held out of train, dev and test_normal
+
+
 def _goal_split(name: str, variant: int, apps: tuple[str, ...]) -> str:
-    if "amazon" in apps and len(apps) > 1:
-        return "test_challenge"  # the unseen cross-app combination
+    if CHALLENGE_APP in apps:
+        return "test_challenge"
     return "train" if variant % 8 < 5 else "dev" if variant % 8 == 5 else "test_normal"
 
 
@@ -1512,7 +2765,7 @@ def build_tasks(world: dict, split: str, split_scheme: str = "goal") -> list[Tas
         if split_scheme == "goal":
             s = _goal_split(tpl.name, v, tpl.apps)
         else:
-            s = "test_challenge" if "amazon" in tpl.apps and len(tpl.apps) > 1 else _scenario_split(tpl.name, seed)
+            s = "test_challenge" if CHALLENGE_APP in tpl.apps else _scenario_split(tpl.name, seed)
         if s != split:
             continue
         out.append(

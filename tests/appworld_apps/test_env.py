@@ -157,3 +157,22 @@ def test_hindsight_task_replays_to_success(env):
     assert derived is not None and derived.parent_id == task.task_id
     assert _run(env, derived, derived.reference)["success"] is True
     assert _run(env, derived, ["apis.supervisor.complete_task()"])["success"] is False
+
+
+def test_passes_gymnasium_env_checker(env):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(env, skip_render_check=True)
+
+
+@pytest.mark.parametrize("mode,n", [("tool", 300), ("code", 60)])
+def test_hostile_actions_never_crash_the_env(mode, n):
+    from evolver_gym.appworld.fuzz import fuzz_actions, fuzz_env
+
+    e = gym.make("evolver/AppWorldApps-v0", action_mode=mode, timeout_s=1.0).unwrapped
+    try:
+        out = fuzz_env(e, fuzz_actions(n, mode, seed=3))
+    finally:
+        e.close()
+    assert out["exceptions"] == 0 and out["outside_space"] == 0, out["examples"]
+    assert out["steps"] == n

@@ -187,7 +187,7 @@ def attach(config: NavigationConfig, run: RunContext) -> Attachment:
         # The trainer picks which rollouts get experience (reset option "experience"); training
         # episodes reach the pool through the hooks, once per optimiser step.
         return ExperienceContext(env, pool, enabled=False, continual=False, max_chars=config.experience_max_chars,
-                                 info_key=config.experience_info_key)
+                                 train_splits=TRAIN_SPLITS, info_key=config.experience_info_key)
 
     return Attachment(layer=layer, hooks=hooks, services={"experience_pool": pool})
 

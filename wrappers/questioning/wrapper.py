@@ -46,8 +46,9 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     * ``propose_every`` episodes have finished since the last cycle (``0``: only when dry).
 
     A cycle that admits nothing is not retried on the dry rule before ``propose_every`` (or 8) more
-    episodes. The explorations run on the wrapped env between episodes; wrappers outside this one
-    never see them. ``propose`` defaults to on when the wrapper makes its own pool (``pool=None``)
+    episodes. The explorations run on the wrapped env between episodes: wrappers outside this one
+    never see them, wrappers inside it see them as ordinary episodes (``ExperienceContext`` below this
+    wrapper may learn from an exploration that happens to succeed). ``propose`` defaults to on when the wrapper makes its own pool (``pool=None``)
     and off when a pool is given (``evolver train`` runs its cycles on the training schedule).
 
     A synthetic task whose goal the env cannot check (``metadata["grader"] == "judge"``) is scored

@@ -443,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     history = [dict(row) for row in trainer.state.log_history]
     curves = plot_learning_curves(history, os.path.join(config.output_dir, "learning_curves.png"),
                                   before=before, after=after, title=f"{_describe_env(config)}, "
-                                  f"mechanisms: {', '.join(config.wrappers) or 'none'}")
+                                  f"mechanisms: {', '.join(config.wrappers) or 'none'}",
+                                  warm_start=None if config.sft else False)  # None: <output_dir>/sft
     seconds = time.monotonic() - started
     with open(os.path.join(config.output_dir, "evaluation.json"), "w", encoding="utf-8") as fh:
         json.dump({"before": before, "after": after, "eval_split": config.evolver_eval_split,

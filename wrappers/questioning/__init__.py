@@ -8,7 +8,8 @@
 * ``LexicalDedup``, ``EmbeddingDedup``, ``LeakageGuard``, ``Feasibility``, ``DifficultyEstimate`` - filters.
 * ``ReferenceJudge``, ``JudgeResult`` - banded LLM judge for tasks the env cannot check.
 * ``Synthesizer``, ``SynthesisConfig``, ``build_synthesizer`` - the explore/propose/filter/admit cycle.
-* ``SelfQuestioning`` - the Gymnasium wrapper that draws episodes from the pool.
+* ``SelfQuestioning`` - the Gymnasium wrapper that draws episodes from the pool and, by default with a pool of
+  its own, proposes new tasks itself (``SelfQuestioning(env)``).
 * ``QuestioningConfig``, ``QuestioningPayload`` - the mechanism's training settings and its typed
   ``info["questioning"]`` record (``plugin.py``: ``attach``, ``MECHANISM``).
 """

@@ -287,8 +287,10 @@ def test_the_step_line_shows_what_the_mechanisms_ask_for(tmp_path):
     state = TrainerState(global_step=3, is_world_process_zero=True)
     line.on_log(args, state, None, logs={"env/success_rate": 0.25, "exp/injection_rate": 0.5,
                                          "clip_ratio/experience_region_mean": 0.0125, "attr/oracle_agreement": 0.75,
-                                         "clip_ratio/region_mean": 0.01, "loss": 0.1})
-    assert written == ["step 3: success 0.25 | exp 0.50 | exp clip 0.01 | agree 0.75 | clip 0.010 | loss 0.1000"]
+                                         "clip_ratio/region_mean": 0.01, "loss": 0.1, "frac_reward_zero_std": 0.5,
+                                         "kl_to_start": 0.002})
+    assert written == ["step 3: success 0.25 | exp 0.50 | exp clip 0.01 | agree 0.75 | zero-var groups 0.50 | "
+                       "kl 0.0020 | clip 0.010 | surrogate loss 0.1000"]
 
 
 def test_synthetic_share_sets_the_share_of_groups_on_synthesised_tasks(tmp_path):

@@ -408,6 +408,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"evolver arena {args.command}: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:  # an optional package: one line naming its extra
+        from .extras import EXTRA_OF, missing_extra
+
+        if (exc.name or "").split(".")[0] not in EXTRA_OF:
+            raise
+        message = str(exc) if "extra" in str(exc) else str(missing_extra(exc, f"evolver arena {args.command}"))
+        print(f"evolver arena {args.command}: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

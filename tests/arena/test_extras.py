@@ -72,3 +72,17 @@ def test_rule_bot_tournament_runs_without_torch(tmp_path):
     assert len(err) == 1 and done.stderr.strip().splitlines()[-1] == err[0]  # one line, the last
     assert "the `torch` package of the 'train' extra is not installed: pip install 'evolver-gym[train]'" in err[0]
     assert not (tmp_path / "arena").exists()
+
+
+def test_a_tournament_without_pettingzoo_is_one_line_naming_the_extra(tmp_path):
+    done = _run({"pettingzoo"}, f"""
+        import sys
+        from arena.cli import main
+        out = {str(tmp_path / "t.jsonl")!r}
+        sys.exit(main(["tournament", "--entrants", "rule,random", "--games", "5", "--out", out]))
+    """)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("evolver arena tournament: ") and "Traceback" not in done.stderr
+    assert last.endswith("the `pettingzoo` package of the 'arena' extra is not installed: "
+                         "pip install 'evolver-gym[arena]'")

@@ -172,3 +172,33 @@ def test_leakage_guard_refuses_a_copy_of_a_test_task_and_held_out_classes():
     verdicts = LeakageGuard(test, env=env, solves=False).near([copy, mixed, train])
     assert verdicts[0] == "same target as a dev/test task" and verdicts[1] == "in a unit the split holds out"
     assert verdicts[2] is None
+
+
+def test_evolver_eval_plays_the_oracle_through_the_rollout_loop(tmp_path, capsys):
+    pytest.importorskip("torch")
+    import json
+    from pathlib import Path
+
+    from evolver_train.cli import main
+
+    config = str(Path(__file__).resolve().parents[2] / "configs" / "bfcl.yaml")
+    out = tmp_path / "report.json"
+    assert main(["eval", "--checkpoint", "oracle", "--config", config, "--k", "1", "--num-tasks", "4", "--quiet",
+                 "--max-turn-tokens", "100000", "--max-observation-tokens", "10000000",
+                 "--max-episode-tokens", "100000000", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["num_episodes"] == 4 and report["success_rate"] == 1.0
+
+
+@pytest.mark.slow  # builds the tiny policy's tokenizer from 64 oracle episodes and runs one GRPO step (about 1 min)
+def test_evolver_train_runs_the_bfcl_recipe(tmp_path):
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from evolver_train.cli import main
+
+    config = str(Path(__file__).resolve().parents[2] / "configs" / "bfcl.yaml")
+    out = tmp_path / "run"
+    assert main(["train", "--config", config, "--max-steps", "1", "--evolver-eval-episodes", "0",
+                 "--output-dir", str(out)]) == 0
+    assert any(out.iterdir())

@@ -145,7 +145,7 @@ def test_evolver_play_scores_the_reference_policies(capsys):
 
     from evolver_gym.cli import play_main
 
-    assert play_main(["--env", "evolver/BFCL-v0", "--split", "dev", "--n", "3", "--json"]) == 0
+    assert play_main(["--env-id", "evolver/BFCL-v0", "--split", "dev", "--n", "3", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     assert results["oracle"]["success_rate"] == 1.0 and results["do_nothing"]["success_rate"] == 0.0
     assert set(results) == {"oracle", "random", "do_nothing"}

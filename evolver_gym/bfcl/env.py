@@ -392,11 +392,11 @@ class BFCLEnv(gym.Env[str, str]):
         return {"oracle": oracle, "random": random, "do_nothing": lambda observation, info: HANDBACK}
 
     def profile(self) -> dict[str, Any]:
-        """The API classes and their function docs (for explorers and proposers), and the splits."""
+        """The API classes of the train split and their function docs (for explorers and proposers: under
+        the ``class`` scheme the held-out classes are left out), and the splits."""
         from .package import function_docs
 
-        classes = sorted({c for t in self.tasks("train") for c in t.goal["involved_classes"]}
-                         | set(held_out_classes(self.split_scheme, self.seed)["dev"]))
+        classes = sorted({c for t in self.tasks("train") for c in t.goal["involved_classes"]})
         return {
             "env_id": ENV_ID,
             "entities": classes,

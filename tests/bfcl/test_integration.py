@@ -62,7 +62,9 @@ def test_splits_are_disjoint_and_keep_a_scenario_together(scheme):
 def test_profile_lists_classes_and_docs():
     profile = BFCLEnv().profile()
     assert "GorillaFileSystem" in profile["entities"] and "ls" in profile["operations"]["GorillaFileSystem"]
-    assert profile["splits"] == {"train": 480, "dev": 160, "test": 160}
+    assert profile["splits"] == {"train": 480, "dev": 160, "test": 160} and len(profile["entities"]) == 8
+    held = BFCLEnv(split_scheme="class").profile()  # held-out classes are not shown to proposers
+    assert not set(held["entities"]) & set(held["held_out_classes"]["test"] + held["held_out_classes"]["dev"])
 
 
 def test_hindsight_task_is_checkable_and_feeds_self_questioning():

@@ -455,8 +455,10 @@ _STATE = "state.pt"
 
 
 def _resume_settings(config: SFTConfig) -> dict[str, Any]:
-    """The settings a resume checkpoint must share with the run that continues it (JSON-normalised)."""
-    return json.loads(json.dumps({k: v for k, v in asdict(config).items() if k not in PROGRESS_FIELDS}))
+    """The settings a resume checkpoint must share with the run that continues it (JSON-normalised): all but
+    the progress settings and ``max_minutes`` (a run a time limit stopped continues under another limit)."""
+    free = PROGRESS_FIELDS | {"max_minutes"}
+    return json.loads(json.dumps({k: v for k, v in asdict(config).items() if k not in free}))
 
 
 def _checkpoints(out: Path) -> list[tuple[int, Path]]:

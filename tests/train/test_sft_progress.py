@@ -49,7 +49,8 @@ def test_a_killed_run_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path, c
     killed = tmp_path / "killed"
     shutil.copytree(tmp_path / "full" / "checkpoints" / "step-5", killed / "checkpoints" / "step-5")
     capsys.readouterr()
-    train_sft(SFTConfig(**{**full.__dict__, "output_dir": str(killed)}))
+    # continued under another time limit (the one that stopped it, say): the same run
+    train_sft(SFTConfig(**{**full.__dict__, "output_dir": str(killed), "max_minutes": 60.0}))
     out = capsys.readouterr().out
     assert f"sft: resuming from {killed / 'checkpoints' / 'step-5'} at step 5 of 12" in out
     assert "sft: step 4/12" not in out and "sft: step 8/12" in out

@@ -124,9 +124,10 @@ class BFCLEnv(gym.Env[str, str]):
     Every step: ``task`` (public), ``instruction``, ``step``, ``turn`` (the turn now being played),
     ``turn_step`` (calling steps in it), ``action_valid``, ``handback`` (the reply ended a turn),
     ``handback_reason``, ``calls`` and ``results`` (what ran), ``error`` (invalid or refused replies),
-    ``progress`` (privileged: the share of turns so far whose end state matched the ground truth's, of
-    all turns). At the end: ``success``, ``score``, ``evaluation`` (``valid``, ``error_type``,
-    ``error_message``, ``turn_state_passed``).
+    ``progress`` (privileged: the share of all turns whose end state matched the ground truth's; the turn
+    being played counts while the live state equals its ground-truth end state, so the calling step that
+    completes a turn's changes is the one whose progress rises). At the end: ``success``, ``score``,
+    ``evaluation`` (``valid``, ``error_type``, ``error_message``, ``turn_state_passed``).
 
     ## Arguments
     ``split`` (``train``/``dev``/``test``), ``categories`` (any of the four), ``split_scheme`` (``entry``:
@@ -240,6 +241,7 @@ class BFCLEnv(gym.Env[str, str]):
         self._raw: list[list[str]] = [[]]
         self._turn_passed: list[bool] = []
         self._done = False
+        self._provisional = self._start_turn_truth()
         head = render_system_prompt(self._entry.get("function", []), self.prompt_format)
         self._last_obs = _printable(f"{head}\n\n{self._turn_message(0)}", self.observation_space.max_length)
         return self._last_obs, self._info(True)
@@ -251,8 +253,28 @@ class BFCLEnv(gym.Env[str, str]):
             return prompts.DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(functions=holdout)
         return "\n\n".join(str(m.get("content", "")) for m in self._entry["question"][turn])
 
+    def _state_matches(self) -> bool:
+        """Whether the live state equals the ground truth's at the end of the current turn."""
+        try:
+            with call_deadline(self.step_timeout_s):
+                return bool(checker().state_checker(self._live.instances, self._truth_live.instances)["valid"])
+        except CallTimeout:
+            return False
+
+    def _start_turn_truth(self) -> bool:
+        """Advance the ground-truth instances to the end of the current turn; whether the state matches."""
+        try:
+            with call_deadline(self.step_timeout_s):
+                self._truth_live.execute(self._truth[self._turn])
+        except CallTimeout:
+            return False
+        return self._state_matches()
+
     def _progress(self) -> float:
-        return sum(self._turn_passed) / max(1, len(self._truth))
+        # Finished turns count by their end state; the current turn counts while its state matches, so the
+        # step that completes a turn's changes is the one whose progress rises.
+        current = len(self._turn_passed) == self._turn < len(self._truth) and self._provisional
+        return (sum(self._turn_passed) + bool(current)) / max(1, len(self._truth))
 
     def _info(self, action_valid: bool, **extra: Any) -> dict[str, Any]:
         info = {"task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
@@ -294,6 +316,7 @@ class BFCLEnv(gym.Env[str, str]):
                                 "The calls took too long; the conversation is over.", truncated=True)
         shown = [_REFUSED_RESULT if c.startswith(BLOCKED_PREFIX) else r for c, r in zip(calls, results)]
         self._turn_steps += 1
+        self._provisional = self._state_matches()
         info = self._info(True, calls=calls, results=shown, handback=False)
         if any(c.startswith(BLOCKED_PREFIX) for c in calls):
             info["error"] = "some calls were refused: only the listed functions run, with literal arguments"
@@ -305,15 +328,8 @@ class BFCLEnv(gym.Env[str, str]):
         return self._last_obs, 0.0, False, False, info
 
     def _hand_back(self, parsed: ParsedAction) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        # The turn ends: check its end state against the ground truth's (for progress), go on.
-        truth = self._truth[self._turn]
-        try:
-            with call_deadline(self.step_timeout_s):
-                self._truth_live.execute(truth)
-                passed = bool(checker().state_checker(self._live.instances, self._truth_live.instances)["valid"])
-        except CallTimeout:
-            passed = False
-        self._turn_passed.append(passed)
+        # The turn ends: its end state against the ground truth's (for progress), then the next turn.
+        self._turn_passed.append(self._state_matches())
         extra = {"handback": True, "handback_reason": parsed.reason}
         if parsed.refused:
             extra["error"] = parsed.reason
@@ -326,6 +342,7 @@ class BFCLEnv(gym.Env[str, str]):
             return self._finish(info, None, "The conversation has ended.", truncated=False)
         self._decoded.append([])
         self._raw.append([])
+        self._provisional = self._start_turn_truth()
         info = self._info(not parsed.refused, **extra)
         self._last_obs = _printable(self._turn_message(self._turn), self.observation_space.max_length)
         return self._last_obs, 0.0, False, False, info

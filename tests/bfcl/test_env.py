@@ -43,6 +43,10 @@ def test_oracle_passes_and_short_or_idle_callers_fail_like_the_checker(env, cate
     assert traj.success and traj.terminated and traj.steps[-1].reward == 1.0 and official
     assert traj.steps[-1].info["progress"] == 1.0
     assert all(s.info["action_valid"] for s in traj.steps)
+    # Progress never falls along the oracle, and a calling step (not only a hand-back) makes it rise.
+    progress = [traj.metadata["reset_info"]["progress"]] + [s.info["progress"] for s in traj.steps]
+    assert progress == sorted(progress)
+    assert any(b > a and s.info.get("calls") for a, b, s in zip(progress, progress[1:], traj.steps))
     for actions in ([], one_call_short(oracle)):
         traj, official = _play(env, task_id, replay_policy(actions))
         assert traj.terminated and not traj.success and not official

@@ -16,7 +16,7 @@ import gymnasium as gym
 
 from evolver_gym.appworld.db import TableDiff
 from evolver_gym.appworld.env import render_prompt
-from evolver_gym.appworld.evaluation import Evaluation, _field_ok, evaluate_tests
+from evolver_gym.appworld.evaluation import Evaluation, _field_ok, evaluate_tests, evaluation_report
 from evolver_gym.appworld.guard import ApiLimits, CallGuard, printable
 from evolver_gym.appworld.sandbox import Sandbox, SandboxConfig
 from evolver_gym.appworld.tools import parse_tool_call
@@ -329,6 +329,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         return (text if status == 200 else f"Response status code is {status}:\n{text}"), True, None
 
     # -- evaluation -----------------------------------------------------------------------------------
+    evaluation_report = staticmethod(evaluation_report)  # TGC/SGC for `evolver eval`
+
     def diffs(self) -> list[TableDiff]:
         """Every table the episode changed so far (``supervisor.tasks`` included)."""
         return _diffs(self.server.request("diff")["diffs"])
@@ -469,6 +471,53 @@ class AppWorldAppsEnv(gym.Env[str, str]):
             reference=cells,
             proposer="hindsight",
         )
+
+    # -- the leakage interface (``wrappers.questioning.LeakageGuard``) ---------------------------------
+    def split_unit(self, task: Task | dict) -> str | None:
+        """The scenario template of ``task`` under the ``scenario`` scheme (held out whole), else None."""
+        task = Task.from_dict(task)
+        return task.goal.get("scenario") if self.split_scheme == "scenario" else None
+
+    def target_key(self, task: Task | dict) -> str | None:
+        """What ``task`` checks: its world seed, setup calls and tests, less their wording."""
+        task = Task.from_dict(task)
+        if "tests" not in task.goal:
+            return None
+        tests = sorted(
+            json.dumps({k: v for k, v in t.items() if k not in ("requirement", "label")}, sort_keys=True, default=str)
+            for t in task.goal["tests"]
+        )
+        return json.dumps([task.seed, task.goal.get("setup", []), tests], sort_keys=True, default=str)
+
+    def target_buckets(self, task: Task | dict, as_solver: bool = False) -> set[str]:
+        """Keys ``solves(solver, task)`` needs both to share: the apps a task requires changes in (``app:<name>``)
+        and ``"answer"`` when it checks one; as a solver, the apps its reference logs in to, and ``"answer"``
+        when it may hand one over."""
+        task = Task.from_dict(task)
+        if not as_solver:
+            tests = task.goal.get("tests", [])
+            keys = {f"app:{t['app']}" for t in tests if t.get("kind") not in ("answer", "no_collateral")}
+            return keys | ({"answer"} if any(t.get("kind") == "answer" for t in tests) else set())
+        code = "\n".join(map(str, task.reference))
+        keys = {f"app:{app}" for app in re.findall(r"apis\.(\w+)\.login\(", code)}
+        return keys | ({"answer"} if re.search(r"complete_task\(\s*answer\s*=", code) else set())
+
+    def solves(self, solver: Task | dict, task: Task | dict) -> bool:
+        """Whether ``solver``'s reference cells, run from ``task``'s start state, pass ``task``'s tests."""
+        solver, task = Task.from_dict(solver), Task.from_dict(task)
+        if not solver.reference or "tests" not in task.goal:
+            return False
+        if self._hindsight_env is None:
+            self._hindsight_env = AppWorldAppsEnv(
+                split=self.split, seed=self.seed, max_steps=10_000, python=self.python
+            )
+        env = self._hindsight_env
+        env.reset(options={"task": task})
+        for cell in solver.reference:
+            if env._done:
+                break
+            env.step(str(cell))
+        return bool(env.evaluate()["success"])
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None

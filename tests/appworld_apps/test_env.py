@@ -176,3 +176,26 @@ def test_hostile_actions_never_crash_the_env(mode, n):
         e.close()
     assert out["exceptions"] == 0 and out["outside_space"] == 0, out["examples"]
     assert out["steps"] == n
+
+
+def test_leakage_interface(env):
+    tasks = env.tasks("train")
+    note = next(t for t in tasks if t.goal["scenario"] == "note_create")
+    alarm = next(t for t in tasks if t.goal["scenario"] == "phone_create_alarm")
+    assert env.target_key(note) == env.target_key(note.to_dict()) != env.target_key(alarm)
+    assert env.split_unit(note) is None  # the goal scheme holds out no template whole
+    assert env.target_buckets(note) == {"app:simple_note"}
+    assert env.target_buckets(note, as_solver=True) & env.target_buckets(note)
+    assert not env.target_buckets(alarm, as_solver=True) & env.target_buckets(note)
+    assert env.solves(note, note) is True
+    assert env.solves(alarm, note) is False
+
+
+def test_oracle_and_profile(env):
+    task = env.tasks("dev")[0]
+    env.reset(options={"task": task.to_dict()})
+    assert env.oracle() == task.reference
+    prof = env.profile()
+    assert sum(len(v) for v in prof["operations"].values()) == 457
+    assert len(prof["scenarios"]) == len(TEMPLATES)
+    assert prof["splits"]["train"] > prof["splits"]["dev"] > 0

@@ -5,9 +5,9 @@
   attribute groups, option dimensions and a price range.
 * ``ATTRIBUTE_GROUPS`` - 2-4 word attribute phrases ("sulfate free", "machine wash", ...).
 * ``OPTION_POOLS`` - option values per option dimension, in WebShop's styles.
-* ``NOUNS`` - the words of generated titles that spaCy's ``en_core_web_sm`` tags NOUN or PROPN
-  (read from ``nouns.txt``, built by ``scripts/build_webshop_nouns.py``); the reward's ``r_type``
-  uses it as an offline part-of-speech lexicon for generated titles.
+* ``title_nouns`` - the words of a generated title that spaCy's ``en_core_web_sm`` tags NOUN or
+  PROPN, predicted offline by ``titletagger.TitleNounTagger`` (weights built by
+  ``scripts/build_webshop_nouns.py``); the reward's ``r_type`` uses it for generated titles.
 
 Types are written as one line each, ``query | breadcrumb tail | type name | groups | options |
 price range``, so the table stays readable.
@@ -16,20 +16,17 @@ price range``, so the table stays readable.
 # ruff: noqa: E501  (tables keep one entry per line)
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import Path
+
+from .titletagger import TitleNounTagger
 
 __all__ = [
     "ATTRIBUTE_GROUPS",
     "CATEGORIES",
     "Category",
     "MODIFIERS",
-    "NOUNS",
-    "NOUN_CONTEXTS",
     "OPTION_POOLS",
     "ProductType",
-    "noun_tokens",
     "title_nouns",
 ]
 
@@ -373,51 +370,18 @@ CATEGORIES: dict[str, Category] = {
     for name, table in _TYPES.items()
 }
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def noun_tokens(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens of ``text`` (the tokenisation the lexicon tagger uses)."""
-    return _TOKEN.findall(text.lower())
-
-
-def _read_nouns() -> tuple[frozenset[str], dict[tuple[str, str, str], bool]]:
-    words, contexts = set(), {}
-    for line in Path(__file__).with_name("nouns.txt").read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) == 1:
-            words.add(parts[0])
-        else:
-            contexts[(parts[0], parts[1], parts[2])] = parts[3] == "noun"
-    return frozenset(words), contexts
-
-
-# spaCy's NOUN/PROPN tags on generated titles, as a word list plus the contexts that override it
-# (scripts/build_webshop_nouns.py builds nouns.txt).
-NOUNS, NOUN_CONTEXTS = _read_nouns()
-_TITLE_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+_TAGGER: TitleNounTagger | None = None
 
 
 def title_nouns(text: str) -> list[str]:
-    """The lower-cased tokens of ``text`` that spaCy's ``en_core_web_sm`` tags NOUN or PROPN, looked
-    up in ``NOUNS`` and ``NOUN_CONTEXTS`` (exact for the generator's titles, in order, duplicates kept).
+    """The lower-cased tokens of a generated title that spaCy's ``en_core_web_sm`` tags NOUN or PROPN,
+    as ``TitleNounTagger`` predicts them offline (in order, duplicates kept).
 
     Example:
         >>> title_nouns("Camdyn Relaxed Fit Hoodie for Men")
         ['camdyn', 'relaxed', 'fit', 'hoodie', 'men']
     """
-    tokens = ["<s>", *_TITLE_TOKEN.findall(text.lower()), "</s>"]
-    nouns = []
-    for i in range(1, len(tokens) - 1):
-        prev, word, nxt = tokens[i - 1], tokens[i], tokens[i + 1]
-        for key in ((prev, word, nxt), (prev, word, "*"), ("*", word, nxt)):
-            if key in NOUN_CONTEXTS:
-                is_noun = NOUN_CONTEXTS[key]
-                break
-        else:
-            is_noun = word in NOUNS
-        if is_noun:
-            nouns.append(word)
-    return nouns
+    global _TAGGER
+    if _TAGGER is None:
+        _TAGGER = TitleNounTagger()
+    return _TAGGER(text)

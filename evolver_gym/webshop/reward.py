@@ -6,7 +6,8 @@
 * ``get_attribute_reward`` - fuzzy (> 85) match against ``Attributes``, else substring of the texts.
 * ``get_option_reward`` - colour-normalised fuzzy (> 85) match of chosen options.
 * ``NounTagger`` - which title tokens are nouns: spaCy when installed with ``en_core_web_sm``,
-  else the generator's lexicon, else a flagged heuristic fallback.
+  else an offline tagger learnt from spaCy's tags on generated titles, else a flagged heuristic
+  fallback.
 
 Quirks kept on purpose (they change scores): ``title_score`` divides by the *list* length of the
 goal's nouns (duplicates count) and is 0.2 when the goal has none; the ``r_type`` overrides run in
@@ -38,8 +39,10 @@ class NounTagger:
 
     Args:
         mode: ``"auto"`` (spaCy if ``en_core_web_sm`` loads, else lexicon), ``"spacy"``,
-            ``"lexicon"`` (nouns = the generator's type nouns and brands) or ``"fallback"``
-            (every alphabetic token of 3+ letters that is not a stop word; for real data without spaCy).
+            ``"lexicon"`` (``lexicon.title_nouns``: spaCy's tags on generated titles, predicted
+            offline by ``titletagger.TitleNounTagger``; not exact on every unseen title, see
+            ``benchmarks/RESULTS.md``) or ``"fallback"`` (every alphabetic token of 3+ letters that
+            is not a stop word; for real data without spaCy).
     """
 
     def __init__(self, mode: str = "auto"):

@@ -1,9 +1,11 @@
-"""WebShop reward parity with the reference's ``get_reward``, measured on a whole generated catalog.
+"""WebShop reward parity with the reference's ``get_reward``, measured on whole generated catalogs.
 
 The reference formula is written out here from its specification (title nouns from spaCy, the
 ``r_type`` overrides, fuzzy attribute and colour-normalised option matches), and fed spaCy's own
-noun tags for catalog seed 0 (recorded by scripts/build_webshop_nouns.py; the default tagger's word
-list was built from other seeds). Every purchase of ``tests/webshop/parity.py`` is scored both ways.
+noun tags for two catalogs the default tagger's weights were not learnt from (catalog seed 0 with
+1,000 products, seed 1007 with 300; recorded by scripts/build_webshop_nouns.py, which learns from
+seeds 1-100). Every purchase of ``tests/webshop/parity.py`` (right, partly right and wrong options on
+the target, a same-category and a random product) is scored both ways.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from evolver_gym.webshop.catalog import load_catalog
 from evolver_gym.webshop.env import WebShopEnv
 from evolver_gym.webshop.normalize import COLOR_SET, normalize_color, token_set_ratio
 from evolver_gym.webshop.pages import option_name_of_click
@@ -22,7 +25,9 @@ from evolver_gym.webshop.world import get_world
 
 from .parity import purchases
 
-TAGS = json.loads((Path(__file__).parent / "data" / "spacy_nouns_seed0.json").read_text())
+DATA = Path(__file__).parent / "data"
+TAGS = json.loads((DATA / "spacy_nouns_seed0.json").read_text())
+UNSEEN = json.loads((DATA / "spacy_nouns_unseen_seed1007.json").read_text())
 
 
 def spec_reward(product, goal, price, options, nouns) -> float:
@@ -52,26 +57,71 @@ def world():
 
 @pytest.fixture(scope="module")
 def rows(world):
-    return purchases(world, seed=0)
+    return purchases(world.catalog, seed=0)
 
 
-def test_recorded_tags_cover_the_catalog(world):
-    missing = {p["name"] for p in world.catalog.products} - set(TAGS["nouns"])
-    assert not missing, f"titles changed; rerun scripts/build_webshop_nouns.py: {sorted(missing)[:3]}"
+@pytest.fixture(scope="module")
+def unseen():
+    return load_catalog(num_products=300, seed=1007)
+
+
+def test_recorded_tags_cover_the_catalogs(world, unseen):
+    for catalog, tags in ((world.catalog, TAGS), (unseen, UNSEEN)):
+        missing = {p["name"] for p in catalog.products} - set(tags["nouns"])
+        assert not missing, f"titles changed; rerun scripts/build_webshop_nouns.py: {sorted(missing)[:3]}"
+
+
+def test_purchases_cover_right_partial_and_wrong_choices(world, rows):
+    """9 purchases per goal; on the target the right options all match, the partly right ones miss
+    one, the wrong ones match none; the second product is of the goal's category."""
+    catalog = world.catalog
+    assert len(rows) == 9 * len(catalog.goals)
+    tagger = world.tagger
+    score = [get_reward(catalog.by_asin[a], g, catalog.prices[a], o, tagger)[1] for g, a, o in rows[:900]]
+    right, partial, wrong = score[0::9], score[1::9], score[2::9]
+    assert all(r.get("r_option", 1.0) == 1.0 for r in right)
+    with_options = [i for i, r in enumerate(right) if "r_option" in r and r["r_option"] == 1.0]
+    assert all(partial[i]["r_option"] < 1.0 for i in with_options)
+    assert all(wrong[i]["r_option"] == 0.0 for i in with_options)
+    same_category = {catalog.by_asin[rows[9 * k + 3][1]]["category"] == rows[9 * k][0]["category"] for k in range(100)}
+    assert same_category == {True}
+
+
+def _parity(catalog, rows, tagger, tags):
+    same, worst = 0, 0.0
+    for goal, asin, options in rows:
+        product, price = catalog.by_asin[asin], catalog.prices[asin]
+        ours = get_reward(product, goal, price, options, tagger)[0]
+        theirs = spec_reward(product, goal, price, options, tags["nouns"].__getitem__)
+        same += abs(ours - theirs) < 1e-9
+        worst = max(worst, abs(ours - theirs))
+    return same, worst
 
 
 def test_default_reward_matches_the_reference_on_the_catalog(world, rows):
     """The figure recorded in benchmarks/RESULTS.md: exact matches of the default reward."""
     assert world.tagger.mode == "lexicon"
-    by_asin, prices = world.catalog.by_asin, world.catalog.prices
-    same = 0
-    for goal, asin, options in rows:
-        ours = get_reward(by_asin[asin], goal, prices[asin], options, world.tagger)[0]
-        theirs = spec_reward(by_asin[asin], goal, prices[asin], options, TAGS["nouns"].__getitem__)
-        same += abs(ours - theirs) < 1e-9
-    share = same / len(rows)
-    print(f"reward parity: {same} / {len(rows)} exact ({100 * share:.2f}%)")
-    assert len(rows) > 6000 and share >= 0.999
+    same, worst = _parity(world.catalog, rows, world.tagger, TAGS)
+    print(f"reward parity, seed 0: {same} / {len(rows)} exact ({100 * same / len(rows):.2f}%), largest {worst:.3f}")
+    assert len(rows) > 6000 and same / len(rows) >= 0.999
+
+
+def test_default_reward_matches_the_reference_on_an_unseen_small_catalog(unseen):
+    """Seed 1007 (300 products), outside the tagger's training seeds: every purchase scores as the
+    reference scores it. (The word list with one-token contexts used before missed 3 of these 1,899;
+    over seeds 1002-1015 at 300 products it missed 16 purchases, the learnt tagger 4.)"""
+    rows = purchases(unseen, seed=1007)
+    same, worst = _parity(unseen, rows, NounTagger("lexicon"), UNSEEN)
+    assert same == len(rows), f"{len(rows) - same} of {len(rows)} rewards differ, by up to {worst:.3f}"
+
+
+def test_title_nouns_agree_with_spacy_on_unseen_titles():
+    """Title by title, the offline tagger gives spaCy's noun list on at least 96% of the 837 unseen
+    titles of both recorded catalogs (97.1%; the word list with one-token contexts used before: 93.1%)."""
+    tagger = NounTagger("lexicon")
+    titles = {**TAGS["nouns"], **UNSEEN["nouns"]}
+    agree = sum(tagger(title) == nouns for title, nouns in titles.items())
+    assert agree / len(titles) >= 0.96, (agree, len(titles))
 
 
 def test_formula_is_the_specified_one_for_any_tagger(world, rows):

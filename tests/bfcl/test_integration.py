@@ -85,7 +85,8 @@ def test_hindsight_task_is_checkable_and_feeds_self_questioning():
         assert info["questioning"]["task_id"] == task.task_id and task.instruction in obs
         for action in task.reference:
             obs, reward, term, trunc, info = wrapped.step(action)
-        assert term and reward == 1.0 and info["success"] and "attribution" in info
+        assert term and reward == 1.0 and info["success"]
+        assert {label["label"] for label in info["attribution"]["labels"]} == {"GOOD"}  # from progress
         _, info = wrapped.reset(options={"task_id": task.task_id})
         *_, info = wrapped.step("Nothing to do.")
         while "evaluation" not in info:

@@ -701,6 +701,7 @@ class Server:
             set_local_dbs(to_db_home_path=self.base_memory, from_db_home_path=self.base, app_names=list(ALL_APPS))
             if _models("supervisor").Task.count() == 0:  # the active task, written by the app's own model
                 _save(_models("supervisor").Task, supervisor_id=1, instruction="(none)", status=None, answer="null")
+            self._load_episode_dbs()
             return {"ok": True}
         if op == "reset":
             return self.reset(msg.get("task") or {})
@@ -773,21 +774,28 @@ class Server:
             out[app] = snap
         return out
 
+    def _load_episode_dbs(self) -> None:
+        """Point the apps at episode databases loaded from the base (the package's own loading), and keep
+        in-memory copies of the base to restore from; the base itself is never written after this."""
+        from appworld.apps.api_lib import set_local_dbs
+
+        self.episode += 1
+        with contextlib.redirect_stdout(io.StringIO()):  # the package warns that a memory source is no file
+            set_local_dbs(
+                to_db_home_path=f":memory:episode{self.episode}",
+                from_db_home_path=self.base_memory,
+                app_names=list(ALL_APPS),
+            )
+        self.base_copies = {app: self._copy(app) for app in ALL_APPS}
+
     def reset(self, task: dict) -> dict:
-        from appworld.apps.api_lib import set_local_dbs, set_local_random_seed
+        from appworld.apps.api_lib import set_local_random_seed
 
         if self.base is None:
             raise ValueError("open a world first")
-        if self.base_copies is None:  # first episode of this world: the package's own loading, once
-            self.episode += 1
-            with contextlib.redirect_stdout(io.StringIO()):  # the package warns that a memory source is no file
-                set_local_dbs(
-                    to_db_home_path=f":memory:episode{self.episode}",
-                    from_db_home_path=self.base_memory,
-                    app_names=list(ALL_APPS),
-                )
-            self.base_copies = {app: self._copy(app) for app in ALL_APPS}
-        else:  # later episodes: put back the base of every database the last episode changed
+        if self.base_copies is None:
+            self._load_episode_dbs()
+        else:  # put back the base of every database the last episode changed
             for app, (copy, changes) in self.base_copies.items():
                 if self.conn(app).total_changes != changes:
                     copy.backup(self.conn(app))

@@ -99,6 +99,7 @@ class AppsServer:
         self.python, self.timeout_s, self.build_timeout_s = python, float(timeout_s), float(build_timeout_s)
         self._proc: subprocess.Popen | None = None
         self._buf = b""
+        self._open_dir: str | None = None
         self.world: dict[str, Any] | None = None
 
     def _start(self) -> subprocess.Popen:
@@ -122,7 +123,10 @@ class AppsServer:
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send one request; return its reply, or raise :class:`AppsServerError`."""
+        fresh = self._proc is None or self._proc.poll() is not None
         proc = self._start()
+        if fresh and self._open_dir is not None and op not in ("build", "open"):
+            self.request("open", dir=self._open_dir)  # a restarted server opens the same world again
         try:
             proc.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
             proc.stdin.flush()
@@ -154,6 +158,7 @@ class AppsServer:
         directory = world_dir(seed)
         self.world = self.request("build", seed=int(seed), dir=str(directory), people=int(people))["world"]
         self.request("open", dir=str(directory))
+        self._open_dir = str(directory)
         return self.world
 
     def close(self) -> None:

@@ -199,3 +199,18 @@ def test_oracle_and_profile(env):
     assert sum(len(v) for v in prof["operations"].values()) == 457
     assert len(prof["scenarios"]) == len(TEMPLATES)
     assert prof["splits"]["train"] > prof["splits"]["dev"] > 0
+
+
+def test_a_dead_app_server_is_restarted_on_the_same_world():
+    e = gym.make("evolver/AppWorldApps-v0", timeout_s=2.0).unwrapped
+    try:
+        e.reset(options={"index": 0})
+        e.server._proc.kill()
+        e.server._proc.wait()
+        obs, _, _, _, info = e.step("print(apis.supervisor.show_profile()['email'])")
+        assert obs.strip() == e.world["people"][0]["email"]
+        e.reset(options={"index": 1})
+        obs, *_ = e.step("print(apis.api_docs.show_api_doc(app_name='venmo', api_name='login')['method'])")
+        assert obs.strip() == "POST"
+    finally:
+        e.close()

@@ -214,3 +214,40 @@ def test_a_dead_app_server_is_restarted_on_the_same_world():
         assert obs.strip() == "POST"
     finally:
         e.close()
+
+
+def test_more_appworld_style_code_runs_unchanged(env):
+    # AppWorld idioms: read the docs first, profile and passwords from the supervisor, page until empty
+    env.reset(options={"index": 0})
+    w = env.world
+    obs, _, _, _, info = env.step(
+        """
+doc = apis.api_docs.show_api_doc(app_name="spotify", api_name="show_song_library")
+assert "page_index" in [p["name"] for p in doc["parameters"]]
+profile = apis.supervisor.show_profile()
+passwords = {p["account_name"]: p["password"] for p in apis.supervisor.show_account_passwords()}
+spotify_token = apis.spotify.login(username=profile["email"], password=passwords["spotify"])["access_token"]
+songs, page_index = [], 0
+while True:
+    page = apis.spotify.show_song_library(page_index=page_index, access_token=spotify_token)
+    if not page:
+        break
+    songs.extend(page)
+    page_index += 1
+venmo_token = apis.venmo.login(username=profile["email"], password=passwords["venmo"])["access_token"]
+friends, page_index = [], 0
+while True:
+    page = apis.venmo.search_friends(page_index=page_index, access_token=venmo_token)
+    if not page:
+        break
+    friends.extend(page)
+    page_index += 1
+note_token = apis.simple_note.login(username=profile["email"], password=passwords["simple_note"])["access_token"]
+notes = apis.simple_note.search_notes(page_limit=20, access_token=note_token)
+print(len(songs), sorted(f["email"] for f in friends), sorted(n["title"] for n in notes))
+"""
+    )
+    assert info["action_valid"], obs
+    assert obs.strip() == (
+        f"{len(w['library_song_ids'])} {sorted(w['venmo_friends'])} {sorted(n['title'] for n in w['notes'])}"
+    )

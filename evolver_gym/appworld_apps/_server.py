@@ -7,15 +7,18 @@ over its stdin/stdout, one request, one reply:
 
 * ``{"op": "build", "seed": 0, "dir": D, "people": 12}`` - generate the seeded world on the apps' own
   models and factories into ``D`` (12 SQLite files + ``world.json``) unless it is there; reply ``{"world": ...}``.
-* ``{"op": "open", "dir": D}`` - use that world as the base of the episodes.
-* ``{"op": "reset", "task": {...}}`` - a fresh in-memory copy of the base, the task's setup calls applied
-  and its ``supervisor.tasks`` row added, then a snapshot for the diff.
+* ``{"op": "open", "dir": D}`` - load that world into memory as the base of the episodes (the package's
+  own ``set_local_dbs``) and point the apps at episode databases copied from it.
+* ``{"op": "reset", "task": {...}}`` - put back the base into every database the last episode changed
+  (SQLite's backup API), apply the task's setup calls, set the active task's instruction, then take a
+  snapshot for the diff.
 * ``{"op": "call", "app": A, "api": B, "kwargs": {...}}`` - one API call through the apps' FastAPI
   routes; reply ``{"status": N, "body": ...}`` as AppWorld's requester returns it.
 * ``{"op": "diff"}`` - every table changed since the reset: added / updated / removed rows.
 * ``{"op": "task_state"}`` - the active task's ``status`` and ``answer``.
 * ``{"op": "apis"}`` - every API with its method, path and parameters (the package's own api docs).
 * ``{"op": "begin"}`` / ``{"op": "rollback"}`` - keep / restore the state before a step (faults).
+* ``{"op": "ping"}``, ``{"op": "stop"}``.
 
 Agent code never runs here: only API calls arrive, already checked by the host's guard.
 """

@@ -74,6 +74,20 @@ def test_one_reference_per_template_passes_and_doing_nothing_fails(env):
 
 
 @pytest.mark.slow
+def test_another_world_seed_passes_too():
+    e = gym.make("evolver/AppWorldApps-v0", seed=1, timeout_s=5.0).unwrapped
+    try:
+        tasks = [t for s in SPLITS for t in e.tasks(s)]
+        assert len(tasks) >= 750
+        for task in tasks:
+            e.reset(options={"task": task.to_dict()})
+            assert e.evaluate()["success"] is False, task.task_id
+            assert _run(e, task, task.reference)["success"] is True, task.task_id
+    finally:
+        e.close()
+
+
+@pytest.mark.slow
 def test_every_reference_passes_and_doing_nothing_fails(env):
     for split in SPLITS:
         for task in env.tasks(split):

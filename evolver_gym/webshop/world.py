@@ -85,7 +85,7 @@ def get_world(
             t2 = time.perf_counter()
             mode = noun_tagger
             if mode == "auto":
-                # Generated titles are tagged exactly by the generator's lexicon; real ones need spaCy.
+                # Generated titles: the offline tagger learnt from spaCy (lexicon); real ones need spaCy.
                 mode = "lexicon" if catalog.generated else ("spacy" if _has_spacy() else "fallback")
             world = World(catalog, engine, NounTagger(mode), key, {"catalog": t1 - t0, "index": t2 - t1})
             _WORLDS[key] = world

@@ -422,6 +422,16 @@ class EvolverGRPOTrainer(GRPOTrainer):
         rows = torch.tensor(behaviour, device=old.device).unsqueeze(1)
         return torch.where(rows, sampled.to(old.device, old.dtype), old)
 
+    def _keep_start_model(self) -> Any:
+        """The frozen starting weights of a full model (copied the first time, when training begins);
+        ``None`` for a PEFT model, whose base weights are the start."""
+        model = self.accelerator.unwrap_model(self.model)
+        if self._start_model is None and not hasattr(model, "disable_adapter"):
+            import copy
+
+            self._start_model = copy.deepcopy(model).eval().requires_grad_(False)
+        return self._start_model
+
     def _kl_to_start(self, out: dict[str, Any], episodes: list[Episode]) -> float:
         """KL(policy || starting policy) on this batch's model tokens (k3 estimator, as TRL's ``kl``).
 
@@ -445,9 +455,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
                     with model.disable_adapter():
                         start, _, _ = self._get_per_token_logps_and_entropies(model, ids, mask, keep)
                 else:
-                    if self._start_model is None:
-                        raise RuntimeError("kl_to_start needs the starting weights, kept when training begins")
-                    start, _, _ = self._get_per_token_logps_and_entropies(self._start_model, ids, mask, keep)
+                    start, _, _ = self._get_per_token_logps_and_entropies(self._keep_start_model(), ids, mask, keep)
         finally:
             self._logp_restriction = None
             if was_training:
@@ -696,12 +704,8 @@ class EvolverGRPOTrainer(GRPOTrainer):
 
     def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
         """``Trainer.train``; on resume, the plugin state saved with the checkpoint is restored first."""
-        if self.args.kl_to_start_interval and self.beta == 0.0 and self._start_model is None:
-            import copy
-
-            model = self.accelerator.unwrap_model(self.model)
-            if not hasattr(model, "disable_adapter"):  # a full model: keep its starting weights, frozen
-                self._start_model = copy.deepcopy(model).eval().requires_grad_(False)
+        if self.args.kl_to_start_interval and self.beta == 0.0:
+            self._keep_start_model()
         checkpoint = resume_from_checkpoint
         if checkpoint is True:  # the newest checkpoint whose save finished (a killed save is skipped)
             checkpoint = last_complete_checkpoint(self.args.output_dir)

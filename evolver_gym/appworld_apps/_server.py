@@ -731,8 +731,14 @@ class Server:
                             "name": d["api_name"],
                             "method": d["method"],
                             "path": d["path"],
+                            "description": d["description"],
                             "parameters": [
-                                {"name": p["name"], "type": p["type"], "required": p["required"]}
+                                {
+                                    "name": p["name"],
+                                    "type": p["type"],
+                                    "required": p["required"],
+                                    "description": p["description"],
+                                }
                                 for p in d["parameters"]
                             ],
                         }

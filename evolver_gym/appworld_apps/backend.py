@@ -12,6 +12,7 @@ apps never load into this interpreter: they run in their own process and only AP
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -58,11 +59,23 @@ def unavailable_reason() -> str | None:
             "no appworld interpreter: run `bash scripts/setup.sh appworld-apps` or set EVOLVER_APPWORLD_PYTHON "
             "to a Python with appworld==0.1.3.post1 installed"
         )
-    venv = Path(python).parent.parent  # not resolved: a virtualenv's python links outside it
-    if list(venv.glob("lib/python3*/site-packages/appworld")) and not list(
-        venv.glob("lib/python3*/site-packages/appworld/apps/phone/apis.py")
-    ):
-        return f"appworld's apps are not unpacked under {venv}: run `{venv}/bin/appworld install`"
+    return _package_problem(python)
+
+
+@functools.lru_cache(maxsize=8)
+def _package_problem(python: str) -> str | None:
+    # ask the interpreter itself where appworld is (its site-packages may be anywhere)
+    probe = (
+        "import importlib.util as u; s = u.find_spec('appworld'); print(s.submodule_search_locations[0] if s else '')"
+    )
+    try:
+        where = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{python} does not run: {e}"
+    if not where:
+        return f"{python} has no appworld package: install appworld==0.1.3.post1 there"
+    if not Path(where, "apps", "phone", "apis.py").is_file():
+        return f"appworld's apps are not unpacked in {where}: run `{Path(python).parent}/appworld install`"
     return None
 
 
@@ -94,8 +107,9 @@ class AppsServer:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
         python = python or find_python()
-        if python is None:
-            raise AppsServerError(unavailable_reason() or "no appworld interpreter")
+        problem = unavailable_reason() if python is None else _package_problem(python)
+        if problem is not None:
+            raise AppsServerError(problem)
         self.python, self.timeout_s, self.build_timeout_s = python, float(timeout_s), float(build_timeout_s)
         self._proc: subprocess.Popen | None = None
         self._buf = b""

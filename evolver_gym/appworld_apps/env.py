@@ -359,11 +359,11 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         return self.server.request("apis")["apis"]
 
     def profile(self) -> dict[str, Any]:
-        """Entities (the apps), operations (APIs with descriptions come from ``api_docs``), splits, sandbox layers."""
+        """Operations (every API with its description from the api docs), scenarios, splits, sandbox layers."""
         cat = self.api_catalog()
         out = {
             "env_id": ENV_ID,
-            "operations": {app: {a["name"]: f"{a['method']} {a['path']}" for a in apis} for app, apis in cat.items()},
+            "operations": {app: {a["name"]: a["description"] for a in apis} for app, apis in cat.items()},
             "scenarios": {name: {"apps": list(t.apps), "difficulty": t.difficulty} for name, t in TEMPLATES.items()},
             "splits": {s: len(build_tasks(self.world, s, self.split_scheme)) for s in SPLITS},
             "split_scheme": self.split_scheme,
@@ -375,17 +375,24 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         return out
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """OpenAI-style function schemas of every API (parameters as strings of any JSON type)."""
+        """OpenAI-style function schemas of every API, from the package's api docs."""
+        json_types = {"string", "integer", "number", "boolean", "array", "object"}
         out = []
         for app, apis in self.api_catalog().items():
             for a in apis:
-                props = {p["name"]: {} for p in a["parameters"]}
+                props = {
+                    p["name"]: {
+                        **({"type": p["type"]} if p["type"] in json_types else {}),
+                        "description": p["description"],
+                    }
+                    for p in a["parameters"]
+                }
                 out.append(
                     {
                         "type": "function",
                         "function": {
                             "name": f"{app}__{a['name']}",
-                            "description": f"{a['method']} {a['path']}",
+                            "description": a["description"],
                             "parameters": {
                                 "type": "object",
                                 "properties": props,

@@ -12,7 +12,7 @@ PY=${PYTHON:-python3}
 # left untouched. Opt-in: `bash scripts/setup.sh appworld-apps` (this step alone) or EVOLVER_APPWORLD_APPS=1.
 appworld_apps() {
   [ -x .venv-appworld/bin/python ] || "$PY" -m venv .venv-appworld
-  .venv-appworld/bin/python -m pip install -q "${APPWORLD_SPEC:-appworld==0.1.3.post1}"
+  .venv-appworld/bin/python -m pip install -q -c scripts/constraints-appworld.txt "${APPWORLD_SPEC:-appworld==0.1.3.post1}"
   .venv-appworld/bin/appworld install >/dev/null  # unpacks the encrypted app code into that install
   echo "AppWorld's apps installed in $(pwd)/.venv-appworld"
 }

@@ -673,6 +673,7 @@ class Server:
         self.opened = 0
         self.episode = 0
         self.snapshot: dict[str, sqlite3.Connection] = {}
+        self.snapshot_changes: dict[str, int] = {}
         self.saved: dict[str, sqlite3.Connection] = {}
 
     def handle(self, msg: dict) -> dict:
@@ -817,6 +818,7 @@ class Server:
         conn.execute("UPDATE tasks SET instruction = ? WHERE id = 1", (str(task.get("instruction") or "(none)"),))
         conn.commit()
         self.snapshot = self._copy_all()
+        self.snapshot_changes = {app: self.conn(app).total_changes for app in self.snapshot}
         self.saved = {}
         return {"ok": True}
 
@@ -824,6 +826,8 @@ class Server:
         out = []
         for app, snap in self.snapshot.items():
             live = self.conn(app)
+            if live.total_changes == self.snapshot_changes.get(app):
+                continue  # nothing written to this database since the reset
             tables = [r[0] for r in live.execute("SELECT name FROM sqlite_master WHERE type='table'")]
             for table in tables:
                 cols = [r[1] for r in live.execute(f"PRAGMA table_info({table})")]

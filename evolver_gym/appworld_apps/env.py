@@ -116,7 +116,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     Terminated by ``apis.supervisor.complete_task(...)``; truncated after ``max_steps``.
 
     ## Information
-    Every step: ``task`` (public view), ``instruction``, ``step``, ``action_valid``, ``error`` (when invalid),
+    Every step: ``task`` (public view), ``instruction``, ``step``, ``action_valid``, ``progress`` (privileged:
+    share of the do-nothing-failing tests passing now), ``error`` (when invalid),
     ``fault`` (sandbox fault), ``interpreter_restarted``. At the end: ``success``, ``score``, ``evaluation``.
 
     ## Arguments
@@ -241,6 +242,7 @@ class AppWorldAppsEnv(gym.Env[str, str]):
             "instruction": self._task.instruction,
             "step": self._steps,
             "action_valid": valid,
+            "progress": self._progress(),
         }
         if error is not None:
             info["error"] = error
@@ -341,6 +343,14 @@ class AppWorldAppsEnv(gym.Env[str, str]):
             return None if raw in (None, "") else json.loads(raw)
         except ValueError:
             return raw
+
+    def _progress(self) -> float:
+        """Privileged: the share of the task's do-nothing-failing tests that pass now."""
+        tests = [t for t in self._task.goal["tests"] if t.get("label") == "no_op_fail"]
+        if not tests:
+            return 1.0
+        ev = evaluate_diff(tests, self.diffs(), self._answer())
+        return len(ev.passes) / len(tests)
 
     def evaluate(self) -> dict[str, Any]:
         """The task's tests on the current state (AppWorld's ``world.evaluate()``)."""

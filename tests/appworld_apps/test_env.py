@@ -265,3 +265,18 @@ print(len(songs), sorted(f["email"] for f in friends), sorted(n["title"] for n i
     assert obs.strip() == (
         f"{len(w['library_song_ids'])} {sorted(w['venmo_friends'])} {sorted(n['title'] for n in w['notes'])}"
     )
+
+
+def test_progress_is_the_share_of_do_nothing_failing_tests_passing(env):
+    task = next(t for t in env.tasks("train") if t.goal["scenario"] == "spotify_like_library_by_genre")
+    n = sum(t["label"] == "no_op_fail" for t in task.goal["tests"])
+    _, info = env.reset(options={"task": task.to_dict()})
+    assert info["progress"] == 0.0
+    liked = next(t for t in task.goal["tests"] if t["kind"] == "added")["where"]["song_id"]
+    sup = task.goal["supervisor"]
+    _, _, _, _, info = env.step(
+        "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
+        f"tok = apis.spotify.login(username={sup['email']!r}, password=pw['spotify'])['access_token']\n"
+        f"apis.spotify.like_song(song_id={liked}, access_token=tok)"
+    )
+    assert info["progress"] == pytest.approx(1 / n)

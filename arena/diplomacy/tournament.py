@@ -18,17 +18,15 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from evolver_gym.core.seeding import derive_seed, make_rng
 from evolver_gym.core.stats import mean_interval, wilson_interval
 
-from ..avalon.tournament import _drop_partial_line, _read_results
+from ..games_log import play_logged
 from .bots import BOT_KINDS, Bot, make_bot
 from .game import POWERS, DiplomacyConfig
 from .play import play_game
@@ -97,50 +95,14 @@ def run_tournament(
         raise ValueError(f"num_games must be a positive int, got {num_games!r}")
     factories = {name: make_entrant(spec, name) for name, spec in specs.items()}
     names = sorted(specs)
-    path = Path(out) if out is not None else None
-    results = _read_results(path) if path else {}
-    stale = [i for i, r in results.items() if r.get("config") != config.to_dict() or r.get("tournament_seed") != seed]
-    if stale:
-        raise ValueError(f"{path} holds games of another tournament (config or seed differ); use a new file")
-    if path and path.exists():
-        _drop_partial_line(path)
-    fh = path.open("a", encoding="utf-8") if path else None
-    try:
-        for index in range(num_games):
-            if index in results:
-                continue
-            lineup, game_seed = schedule(names, seed, index)
-            players = [factories[name]() for name in lineup]
-            res = play_game(players, config=config, seed=game_seed)
-            rec = {
-                "index": index,
-                "game": "diplomacy",
-                "tournament_seed": seed,
-                "config": config.to_dict(),
-                "lineup": lineup,
-                **{k: v for k, v in res.items() if k != "record"},
-            }
-            llm_stats = [getattr(p, "stats", None) for p in players]
-            if any(llm_stats):
-                rec["llm_stats"] = llm_stats
-            if save_records:
-                rec["record"] = res["record"]
-            results[index] = rec
-            if fh:
-                fh.write(json.dumps(rec) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            if progress:
-                progress(len(results), num_games)
-    finally:
-        if fh:
-            fh.close()
-    summary = summarize([results[i] for i in sorted(results) if i < num_games])
-    if path:
-        tmp = path.with_name(path.name + ".summary.json.tmp")
-        tmp.write_text(json.dumps(summary, indent=2))
-        os.replace(tmp, path.with_name(path.name + ".summary.json"))
-    return summary
+    def play(index: int) -> tuple[dict[str, Any], list[Bot]]:
+        lineup, game_seed = schedule(names, seed, index)
+        players = [factories[name]() for name in lineup]
+        return {"lineup": lineup, **play_game(players, config=config, seed=game_seed)}, players
+
+    identity = {"game": "diplomacy", "tournament_seed": seed, "config": config.to_dict()}
+    return play_logged(out, num_games, identity=identity, play=play, summarize=summarize,
+                       save_records=save_records, progress=progress)
 
 
 def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 1500.0) -> dict[str, float]:

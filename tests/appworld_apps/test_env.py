@@ -280,3 +280,19 @@ def test_progress_is_the_share_of_do_nothing_failing_tests_passing(env):
         f"apis.spotify.like_song(song_id={liked}, access_token=tok)"
     )
     assert info["progress"] == pytest.approx(1 / n)
+
+
+def test_runs_under_a_vector_env():
+    import numpy as np
+
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("evolver/AppWorldApps-v0", timeout_s=5.0) for _ in range(2)])
+    try:
+        obs, _ = envs.reset(seed=[1, 2])
+        assert len(obs) == 2
+        actions = np.array(
+            ["print(apis.supervisor.show_profile()['email'])", "apis.supervisor.complete_task()"], dtype=object
+        )
+        obs, reward, term, _, _ = envs.step(actions)
+        assert "@" in obs[0] and list(term) == [False, True] and list(reward) == [0.0, 0.0]
+    finally:
+        envs.close()

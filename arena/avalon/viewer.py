@@ -11,13 +11,12 @@ quest results; roles appear when the game is over.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 
+from ..record_viewer import RecordViewer
 from .bots import Player
 from .play import play_game
 from .rules import AvalonConfig
@@ -29,7 +28,7 @@ def _page() -> str:
     return resources.files("arena.avalon").joinpath("static/viewer.html").read_text(encoding="utf-8")
 
 
-class ViewerServer:
+class ViewerServer(RecordViewer):
     """Serves one game's public record; ``update`` replaces it (live games call it per event).
 
     Args:
@@ -37,78 +36,15 @@ class ViewerServer:
         port: TCP port; 0 picks a free one (read ``url`` after ``start``).
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0):
-        self._lock = threading.Lock()
-        self._game: dict[str, Any] = {
-            "config": AvalonConfig().to_dict(),
-            "events": [],
-            "done": False,
-            "winner": None,
-            "end_reason": None,
-            "roles": None,
-            "live": True,
-        }
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._thread: threading.Thread | None = None
+    page_global = "AVALON_INITIAL"
+    sequence_key = "events"
 
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/"
+    def initial(self) -> dict[str, Any]:
+        return {"config": AvalonConfig().to_dict(), "events": [], "done": False, "winner": None, "end_reason": None,
+                "roles": None}
 
-    def update(self, record: dict[str, Any], *, live: bool) -> None:
-        with self._lock:
-            self._game = {**record, "events": list(record["events"]), "live": live}
-
-    def snapshot(self) -> dict[str, Any]:
-        with self._lock:
-            return dict(self._game)
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _send(self, status: int, body: bytes, ctype: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/api/game":
-                    self._send(200, json.dumps(server.snapshot()).encode(), "application/json")
-                elif path in ("/", "/index.html"):
-                    # The current record is inlined so the page renders without a second request.
-                    initial = json.dumps(server.snapshot()).replace("</", "<\\/")
-                    html = _page().replace("<script>", f"<script>window.AVALON_INITIAL = {initial};\n", 1)
-                    self._send(200, html.encode(), "text/html; charset=utf-8")
-                else:
-                    self._send(404, b'{"error": "not found"}', "application/json")
-
-        return Handler
-
-    def start(self) -> ViewerServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> ViewerServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def page(self) -> str:
+        return _page()
 
 
 def serve_record(record: dict[str, Any], host: str = "127.0.0.1", port: int = 0) -> ViewerServer:

@@ -24,9 +24,9 @@ import html
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..record_viewer import RecordViewer
 from .bots import Bot
 from .game import POWERS, DiplomacyConfig, require_engine
 from .play import play_game
@@ -113,7 +113,7 @@ show(); poll();
 """
 
 
-class DiplomacyViewer:
+class DiplomacyViewer(RecordViewer):
     """Serves one game's record; ``update`` replaces it (a live game calls it after every phase).
 
     Args:
@@ -121,25 +121,18 @@ class DiplomacyViewer:
         port: TCP port; 0 picks a free one (read ``url`` after ``start``).
     """
 
+    page_global = "DIPLOMACY_INITIAL"
+    sequence_key = "phases"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
-        self._lock = threading.Lock()
-        self._game: dict[str, Any] = {"phases": [], "messages": [], "winner": None, "end_reason": None, "live": True}
         self._svg: dict[tuple[int, int], str] = {}
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._thread: threading.Thread | None = None
+        super().__init__(host, port)
 
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/"
+    def initial(self) -> dict[str, Any]:
+        return {"phases": [], "messages": [], "winner": None, "end_reason": None}
 
-    def update(self, record: dict[str, Any], *, live: bool) -> None:
-        with self._lock:
-            self._game = {**record, "phases": list(record["phases"]), "live": live}
-
-    def snapshot(self) -> dict[str, Any]:
-        with self._lock:
-            return dict(self._game)
+    def page(self) -> str:
+        return _PAGE
 
     def svg(self, index: int) -> str:
         game = self.snapshot()
@@ -148,58 +141,13 @@ class DiplomacyViewer:
             self._svg[key] = phase_svg(game, index)
         return self._svg[key]
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _send(self, status: int, body: bytes, ctype: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
-                if path == "/api/game":
-                    self._send(200, json.dumps(server.snapshot()).encode(), "application/json")
-                elif path in ("/", "/index.html"):
-                    initial = json.dumps(server.snapshot()).replace("</", "<\\/")
-                    page = _PAGE.replace("<script>", f"<script>window.DIPLOMACY_INITIAL = {initial};\n", 1)
-                    self._send(200, page.encode(), "text/html; charset=utf-8")
-                elif path.startswith("/svg/"):
-                    try:
-                        body = server.svg(int(path[5:])).encode()
-                    except ValueError as exc:
-                        msg = json.dumps({"error": html.escape(str(exc))}).encode()
-                        self._send(404, msg, "application/json")
-                        return
-                    self._send(200, body, "image/svg+xml")
-                else:
-                    self._send(404, b'{"error": "not found"}', "application/json")
-
-        return Handler
-
-    def start(self) -> DiplomacyViewer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> DiplomacyViewer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def route(self, path: str) -> tuple[int, bytes, str] | None:
+        if not path.startswith("/svg/"):
+            return None
+        try:
+            return 200, self.svg(int(path[5:])).encode(), "image/svg+xml"
+        except ValueError as exc:
+            return 404, json.dumps({"error": html.escape(str(exc))}).encode(), "application/json"
 
 
 def serve_record(record: dict[str, Any], host: str = "127.0.0.1", port: int = 0) -> DiplomacyViewer:

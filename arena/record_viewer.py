@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -90,6 +92,31 @@ class RecordViewer:
                         self._send(*answer)
 
         return Handler
+
+    def follow(self, play: Callable[[Callable[[dict[str, Any]], None]], dict[str, Any]],
+               so_far: Callable[[list[dict[str, Any]]], dict[str, Any]], *, delay: float = 0.0,
+               item: Callable[[dict[str, Any]], dict[str, Any]] = lambda event: event) -> threading.Thread:
+        """Start serving a game that ``play(on_event)`` plays in a background thread.
+
+        Each event's ``item`` joins the items so far, ``so_far(items)`` becomes the shown record, and the
+        game pauses ``delay`` seconds; the finished game's ``record`` replaces it. Returns the thread.
+        """
+        items: list[dict[str, Any]] = []
+        self.update(so_far(items), live=True)
+
+        def on_event(event: dict[str, Any]) -> None:
+            items.append(item(event))
+            self.update(so_far(items), live=True)
+            if delay:
+                time.sleep(delay)
+
+        def run() -> None:
+            self.update(play(on_event)["record"], live=True)
+
+        thread = threading.Thread(target=run, daemon=True)
+        self.start()
+        thread.start()
+        return thread
 
     def start(self) -> RecordViewer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

@@ -12,7 +12,6 @@ quest results; roles appear when the game is over.
 from __future__ import annotations
 
 import threading
-import time
 from importlib import resources
 from typing import Any
 
@@ -66,38 +65,10 @@ def serve_live(
     """A started viewer following a game that ``players`` play in a background thread, one public
     event every ``delay`` seconds."""
     server = ViewerServer(host, port)
-    server.update(
-        {
-            "config": config.to_dict(),
-            "events": [],
-            "done": False,
-            "winner": None,
-            "end_reason": None,
-            "roles": None,
-        },
-        live=True,
-    )
-    events: list[dict[str, Any]] = []
 
-    def on_event(event: dict[str, Any]) -> None:
-        events.append(event)
-        public = {
-            "config": config.to_dict(),
-            "events": events,
-            "done": False,
-            "winner": None,
-            "end_reason": None,
-            "roles": None,
-        }
-        server.update(public, live=True)
-        if delay:
-            time.sleep(delay)
+    def so_far(events: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**server.initial(), "config": config.to_dict(), "events": events}
 
-    def run() -> None:
-        result = play_game(players, config=config, seed=seed, on_event=on_event)
-        server.update(result["record"], live=True)
-
-    thread = threading.Thread(target=run, daemon=True)
-    server.start()
-    thread.start()
+    thread = server.follow(lambda on_event: play_game(players, config=config, seed=seed, on_event=on_event), so_far,
+                           delay=delay)
     return server, thread

@@ -23,7 +23,6 @@ from __future__ import annotations
 import html
 import json
 import threading
-import time
 from typing import Any
 
 from ..record_viewer import RecordViewer
@@ -171,20 +170,10 @@ def serve_live(
     """A started viewer following a game that ``players`` play in a background thread, pausing
     ``delay`` seconds after each phase."""
     server = DiplomacyViewer(host, port)
-    phases: list[dict[str, Any]] = []
 
-    def on_event(event: dict[str, Any]) -> None:
-        phases.append(event["phase"])
-        server.update({"game": "diplomacy", "phases": phases, "messages": [], "winner": None,
-                       "end_reason": None}, live=True)
-        if delay:
-            time.sleep(delay)
+    def so_far(phases: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**server.initial(), "game": "diplomacy", "phases": phases}
 
-    def run() -> None:
-        result = play_game(players, config=config, seed=seed, on_event=on_event)
-        server.update(result["record"], live=True)
-
-    thread = threading.Thread(target=run, daemon=True)
-    server.start()
-    thread.start()
+    thread = server.follow(lambda on_event: play_game(players, config=config, seed=seed, on_event=on_event), so_far,
+                           delay=delay, item=lambda event: event["phase"])
     return server, thread

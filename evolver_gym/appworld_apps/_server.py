@@ -10,8 +10,8 @@ over its stdin/stdout, one request, one reply:
 * ``{"op": "open", "dir": D}`` - load that world into memory as the base of the episodes (the package's
   own ``set_local_dbs``) and point the apps at episode databases copied from it.
 * ``{"op": "reset", "task": {...}}`` - put back the base into every database the last episode changed
-  (SQLite's backup API), apply the task's setup calls, set the active task's instruction, then take a
-  snapshot for the diff.
+  (SQLite's backup API), apply the task's setup calls (``{"as": email, "app", "api", "kwargs"}``: made by
+  that person, logged in), set the active task's instruction, then take a snapshot for the diff.
 * ``{"op": "call", "app": A, "api": B, "kwargs": {...}}`` - one API call through the apps' FastAPI
   routes; reply ``{"status": N, "body": ...}`` as AppWorld's requester returns it.
 * ``{"op": "diff"}`` - every table changed since the reset: added / updated / removed rows.
@@ -669,6 +669,7 @@ class Server:
         self.apps: Apps | None = None
         self.base: str | None = None
         self.base_memory: str | None = None
+        self.people: dict[str, dict] = {}
         self.base_copies: dict[str, tuple[sqlite3.Connection, int]] | None = None
         self.opened = 0
         self.episode = 0
@@ -691,6 +692,8 @@ class Server:
             return {"world": world}
         if op == "open":
             self.base = msg["dir"]
+            with open(os.path.join(self.base, "world.json")) as fh:
+                self.people = {p["email"]: p for p in json.load(fh)["people"]}
             if self.apps is None:
                 from appworld.apps.api_lib import set_local_show_api_response_schemas
 
@@ -811,8 +814,14 @@ class Server:
                     copy.backup(self.conn(app))
                     self.base_copies[app] = (copy, self.conn(app).total_changes)
         set_local_random_seed(100)
-        for step in task.get("setup", []):
-            self.apps.ok(step["app"], step["api"], **step.get("kwargs", {}))
+        for step in task.get("setup", []):  # {"as": email, "app", "api", "kwargs"}: a call made by that person
+            kwargs = dict(step.get("kwargs", {}))
+            if step.get("as"):
+                person = self.people[step["as"]]
+                user = person["phone_number"] if step["app"] == "phone" else person["email"]
+                login = self.apps.ok(step["app"], "login", username=user, password=person["passwords"][step["app"]])
+                kwargs["access_token"] = login["access_token"]
+            self.apps.ok(step["app"], step["api"], **kwargs)
         # the active task row (added to the base at open) gets this task's instruction
         conn = self.conn("supervisor")
         conn.execute("UPDATE tasks SET instruction = ? WHERE id = 1", (str(task.get("instruction") or "(none)"),))

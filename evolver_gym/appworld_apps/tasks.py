@@ -2726,6 +2726,127 @@ def _(w, v):
     )
 
 
+# ============================================================== events at reset (setup calls by others)
+REASONS = [
+    "Concert tickets",
+    "Pizza last night",
+    "Gas money",
+    "Movie tickets",
+    "Book club dues",
+    "Cab home",
+    "Brunch",
+    "Farmers market",
+]
+
+
+@template("event_venmo_request_pay", ("venmo",), 2)
+def _(w, v):
+    p = _pick(_others(w), v, "event_venmo_request_pay")
+    if p is None:
+        return None
+    amount, reason = round(_rng("event_venmo_request_pay", v).uniform(6, 45), 2), REASONS[v % len(REASONS)]
+    setup = [
+        {
+            "as": p["email"],
+            "app": "venmo",
+            "api": "create_payment_request",
+            "kwargs": {"user_email": _sup(w)["email"], "amount": amount, "description": reason},
+        }
+    ]
+    code = (
+        f"{login(w, 'venmo')}\n"
+        "reqs = apis.venmo.show_received_payment_requests(status='pending', page_limit=20, access_token=venmo_token)\n"
+        f"req = [r for r in reqs if r['sender']['email'] == {p['email']!r} and r['description'] == {reason!r}][0]\n"
+        "apis.venmo.approve_payment_request(payment_request_id=req['payment_request_id'], access_token=venmo_token)\n"
+        + finish()
+    )
+    return TaskSpec(
+        f"{_name(p)} just sent me a Venmo request for '{reason}'. Pay it.",
+        [code],
+        [
+            added(
+                "venmo",
+                "transactions",
+                {"sender_id": _sup(w)["ids"]["venmo"], "receiver_id": p["ids"]["venmo"], "amount": amount},
+            ),
+            no_collateral("venmo.payment_requests", "venmo.transactions", "venmo.users"),
+        ],
+        setup=setup,
+    )
+
+
+@template("event_gmail_reply_question", ("gmail",), 2)
+def _(w, v):
+    p = _pick(_others(w), v, "event_gmail_reply_question")
+    if p is None:
+        return None
+    day = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Monday"][v % 8]
+    subject = f"Meeting on {day}?"
+    setup = [
+        {
+            "as": p["email"],
+            "app": "gmail",
+            "api": "send_email",
+            "kwargs": {"email_addresses": [_sup(w)["email"]], "subject": subject, "body": f"Can we meet on {day}?"},
+        }
+    ]
+    code = (
+        f"{login(w, 'gmail')}\n{_thread_code(p, subject)}"
+        "thread = apis.gmail.show_thread(email_thread_id=t['email_thread_id'], access_token=gmail_token)\n"
+        "apis.gmail.reply_to_email(email_thread_id=t['email_thread_id'], email_id=thread['emails'][-1]['email_id'], "
+        f"body='Yes, {day} works for me.', access_token=gmail_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"{_name(p)} just emailed me asking to meet. Reply to that email: 'Yes, <day> works for me.', with the day "
+        "they asked for.",
+        [code],
+        [
+            added("gmail", "emails", {"sender_id": _sup(w)["ids"]["gmail"], "body": f"Yes, {day} works for me."}),
+            no_collateral("gmail.emails", "gmail.global_email_threads", "gmail.user_email_threads"),
+        ],
+        setup=setup,
+    )
+
+
+@template("event_phone_text_alarm", ("phone",), 3)
+def _(w, v):
+    p = _pick(_others(w), v, "event_phone_text_alarm")
+    if p is None:
+        return None
+    hh, mm = 5 + v % 4, [0, 15, 30, 45][v % 4]
+    t = f"{hh:02d}:{mm:02d}"
+    setup = [
+        {
+            "as": p["email"],
+            "app": "phone",
+            "api": "send_text_message",
+            "kwargs": {"phone_number": _sup(w)["phone_number"], "message": f"Pick me up at {t} tomorrow please!"},
+        }
+    ]
+    code = (
+        f"{login(w, 'phone')}\n"
+        f"msgs = apis.phone.search_text_messages(phone_number={p['phone_number']!r}, page_limit=20, access_token=phone_token)\n"
+        "latest = [m for m in msgs if 'pick me up' in m['message'].lower()][0]\n"
+        "import re\n"
+        "time = re.search(r'(\\d\\d:\\d\\d)', latest['message']).group(1)\n"
+        f"apis.phone.create_alarm(time=time, label='Pick up {p['first_name']}', access_token=phone_token)\n" + finish()
+    )
+    return TaskSpec(
+        f"{_name(p)} just texted me when to pick them up tomorrow. Set a phone alarm at that time, labelled "
+        f"'Pick up {p['first_name']}'.",
+        [code],
+        [
+            added(
+                "phone",
+                "alarms",
+                {"user_id": _sup(w)["ids"]["phone"], "time": t, "label": f"Pick up {p['first_name']}"},
+            ),
+            no_collateral("phone.alarms"),
+        ],
+        setup=setup,
+    )
+
+
 # -- tasks ---------------------------------------------------------------------------------------------
 def _scenario_split(name: str, seed: int) -> str:
     """Under ``scenario``: about 70% of templates train, 10% dev, 20% test_normal (whole templates)."""

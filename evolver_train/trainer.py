@@ -428,8 +428,16 @@ class EvolverGRPOTrainer(GRPOTrainer):
         model = self.accelerator.unwrap_model(self.model)
         if self._start_model is None and not hasattr(model, "disable_adapter"):
             import copy
+            import types
 
-            self._start_model = copy.deepcopy(model).eval().requires_grad_(False)
+            from trl.trainer.utils import add_fused_lm_head
+
+            start = copy.deepcopy(model).eval().requires_grad_(False)
+            # The copied forward is TRL's fused head, whose plain path calls the *original* model's forward
+            # (a closure): give the copy its own class forward, then a fused head of its own.
+            start.forward = types.MethodType(type(start).forward, start)
+            add_fused_lm_head(start, temperature=self.temperature, cast_lm_head_to_fp32=self.args.cast_lm_head_to_fp32)
+            self._start_model = start
         return self._start_model
 
     def _kl_to_start(self, out: dict[str, Any], episodes: list[Episode]) -> float:

@@ -144,3 +144,11 @@ def test_old_logprobs_of_a_reused_batch_are_restricted_too(tmp_path):
         model_pos = [k for k, m in enumerate(ep.tokens.env_mask) if m]
         torch.testing.assert_close(old[r, model_pos], torch.tensor([ep.tokens.logprobs[k] for k in model_pos]),
                                    atol=1e-4, rtol=1e-4)
+
+
+def test_kl_to_start_on_restricted_batches_compares_with_the_starting_weights(tmp_path):
+    """Restricted rows are scored through the model's plain forward: the starting copy must use its own."""
+    trainer = _trainer(tmp_path, max_steps=4, learning_rate=0.2, kl_to_start_interval=1)
+    trainer.train()
+    kl = [h["kl_to_start"] for h in trainer.state.log_history if "kl_to_start" in h]
+    assert len(kl) == 4 and abs(kl[0]) < 1e-5 and kl[-1] > 1e-3, kl

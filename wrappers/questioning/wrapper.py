@@ -48,8 +48,9 @@ class SelfQuestioning(gym.Wrapper, gym.utils.RecordConstructorArgs):
     A cycle that admits nothing is not retried on the dry rule before ``propose_every`` (or 8) more
     episodes. The explorations run on the wrapped env between episodes: wrappers outside this one
     never see them, wrappers inside it see them as ordinary episodes (``ExperienceContext`` below this
-    wrapper may learn from an exploration that happens to succeed). ``propose`` defaults to on when the wrapper makes its own pool (``pool=None``)
-    and off when a pool is given (``evolver train`` runs its cycles on the training schedule).
+    wrapper may learn from an exploration that happens to succeed). ``propose`` defaults to on when the
+    wrapper makes its own pool (``pool=None``) and off when a pool is given (``evolver train`` runs its
+    cycles on the training schedule).
 
     A synthetic task whose goal the env cannot check (``metadata["grader"] == "judge"``) is scored
     at the end of its episode by the judge against its reference: the last reward becomes the

@@ -63,7 +63,7 @@ CASES = [
     (["experience", "search", "--uri", "missing.db", "any query"], "'missing.db'"),
     (["experience", "export", "--uri", "missing.db", "--out", "x.jsonl"], "'missing.db'"),
     (["experience", "import", "--uri", "pool.db", "--in", "missing.jsonl"], "'missing.jsonl'"),
-    (["experience", "build", "--uri", "pool.db", "--env", "evolver/Nope-v0"], "Nope"),
+    (["experience", "build", "--uri", "pool.db", "--env-id", "evolver/Nope-v0"], "Nope"),
     (["experience", "build", "--uri", "pool.db", "--env-kwargs", "{bad"], "'{bad'"),
     (["experience", "build", "--uri", "pool.db", "--rollouts", "0"], "--rollouts must be positive, got 0"),
     (["experience", "build", "--uri", "pool.db", "--limit", "-2"], "--limit must be positive, got -2"),

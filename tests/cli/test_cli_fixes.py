@@ -154,3 +154,13 @@ def test_every_missing_extra_message_says_how_to_get_the_cpu_build_of_torch():
         assert hint.startswith(f"pip install 'evolver-gym[{extra}]'")
         assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in hint
     assert install_hint("arena") == "pip install 'evolver-gym[arena]'"  # no torch in that extra
+
+
+def test_experience_takes_env_id_and_the_old_env_flag(workdir, capsys):
+    common = ["--env-kwargs", SMALL, "--limit", "2", "--rollouts", "1"]
+    assert main(["experience", "build", "--uri", "a.db", "--env-id", "evolver/WebShop-v0", *common]) == 0
+    assert _deprecations(capsys.readouterr().err) == []
+    assert main(["experience", "build", "--uri", "b.db", "--env", "evolver/WebShop-v0", *common]) == 0
+    assert _deprecations(capsys.readouterr().err) == ["evolver experience: --env is deprecated; use --env-id"]
+    assert main(["experience", "export", "--uri", "b.db", "--env-id", "evolver/WebShop-v0", "--out", "b.jsonl"]) == 0
+    assert (workdir / "b.jsonl").read_text().count("\n") > 0

@@ -1,6 +1,6 @@
 """``evolver experience``: build, search, inspect, export and import an experience pool.
 
-    evolver experience build  --uri pool.db --env evolver/WebShop-v0 --rollouts 4 --policy oracle --limit 100
+    evolver experience build  --uri pool.db --env-id evolver/WebShop-v0 --rollouts 4 --policy oracle --limit 100
     evolver experience search --uri pool.db "i need waterproof mascara" --top-k 3
     evolver experience stats  --uri pool.db
     evolver experience export --uri pool.db --out pool.jsonl
@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("build", help="warm up a pool from rollouts of training tasks")
     common(b)
-    b.add_argument("--env", default="evolver/WebShop-v0")
+    b.add_argument("--env-id", dest="env", default="evolver/WebShop-v0", help="Gymnasium id of the environment")
     b.add_argument("--env-kwargs", default="{}", help="JSON kwargs for gym.make")
     b.add_argument("--rollouts", type=int, default=4, help="rollouts per training task")
     b.add_argument("--limit", type=int, default=None, help="use the first N training tasks")
@@ -43,13 +43,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("query")
     s.add_argument("--top-k", type=int, default=3)
     s.add_argument("--threshold", type=float, default=0.0)
-    s.add_argument("--env", default=None, help="only experiences of this environment")
+    s.add_argument("--env-id", dest="env", default=None, help="only experiences of this environment")
     st = sub.add_parser("stats", help="counts, success share, uses")
     common(st)
     e = sub.add_parser("export", help="write the pool as JSONL")
     common(e)
     e.add_argument("--out", required=True)
-    e.add_argument("--env", default=None)
+    e.add_argument("--env-id", dest="env", default=None, help="only experiences of this environment")
     i = sub.add_parser("import", help="add the experiences of a JSONL file")
     common(i)
     i.add_argument("--in", dest="inp", required=True)
@@ -86,6 +86,9 @@ def _remove(path: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from evolver_gym.cli_args import rename_flags
+
+    argv = rename_flags(sys.argv[1:] if argv is None else argv, {"--env": "--env-id"}, "evolver experience")
     args = _parser().parse_args(argv)
     _check(args)
     from .pool import ExperiencePool, PoolConfig

@@ -15,7 +15,15 @@ import gymnasium as gym
 
 from ..core import Task, Trajectory, UnicodeText, make_random
 from .goals import SPLIT_SCHEMES, price_upper, split_unit
-from .pages import OBSERVATION_MODES, SUB_PAGES, PageState, clickables, option_name_of_click, render
+from .pages import (
+    OBSERVATION_MODES,
+    SUB_PAGES,
+    PageState,
+    click_actions,
+    clickables,
+    option_name_of_click,
+    render,
+)
 from .policies import oracle_actions
 from .recipes import experience_recipe, flawed_plan
 from .shaping import observation_shaper
@@ -77,7 +85,9 @@ class WebShopEnv(gym.Env[str, str]):
             references and the oracle page past them.
 
     ``info`` keys: ``task`` (public task dict), ``instruction``, ``step``, ``action_valid``,
-    ``available_actions`` (``{"has_search_bar", "clickables"}``), ``progress`` (privileged: the
+    ``available_actions`` (``{"has_search_bar", "clickables"}``, upstream's form), ``allowed_actions``
+    (the same as complete actions: ``click[<c>]`` strings on a page without a search bar, an empty list
+    once the episode is over, ``None`` where the search bar takes any text), ``progress`` (privileged: the
     reward that buying the best thing in view would earn now), ``error`` after an invalid action;
     at the end ``success`` (reward == 1), ``score`` (the reward) and ``evaluation`` (the breakdown,
     with ``purchased``).
@@ -407,15 +417,17 @@ class WebShopEnv(gym.Env[str, str]):
 
     def _info(self, valid: bool, error: str | None = None) -> dict[str, Any]:
         done = self._state.page == "done"
+        available = {
+            "has_search_bar": self._state.page == "search",
+            "clickables": [] if done else clickables(self._state, self.catalog.by_asin),
+        }
         info = {
             "task": self._task.public(),
             "instruction": self._task.instruction,
             "step": self._steps,
             "action_valid": valid,
-            "available_actions": {
-                "has_search_bar": self._state.page == "search",
-                "clickables": [] if done else clickables(self._state, self.catalog.by_asin),
-            },
+            "available_actions": available,
+            "allowed_actions": click_actions(available),
             "progress": self._progress(),
         }
         if error is not None:

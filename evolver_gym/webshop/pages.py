@@ -5,6 +5,8 @@
 * ``render`` - a page in one of the observation modes: ``text`` (upstream's ``[SEP]`` format, exact),
   ``text_rich`` (``[button]`` markup), ``url`` (the simulated site's URL) and ``html``.
 * ``clickables`` - upstream's ``available_actions["clickables"]`` for a page, lower-cased.
+* ``click_actions`` - the ``allowed_actions`` of a page from its ``available_actions``: ``click[...]``
+  strings, or ``None`` where a search bar takes free text.
 
 Pages are rendered straight from state (no HTML round trip), which is what makes steps cheap.
 Search, results, item and sub-pages match upstream's text strings; the done page is shortened
@@ -20,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["PAGE_SIZE", "OBSERVATION_MODES", "PageState", "clickables", "option_name_of_click", "render", "segments"]
+__all__ = ["PAGE_SIZE", "OBSERVATION_MODES", "PageState", "clickables", "click_actions", "option_name_of_click",
+           "render", "segments"]
 
 PAGE_SIZE = 10
 OBSERVATION_MODES = ("text", "text_rich", "url", "html")
@@ -154,6 +157,23 @@ def clickables(state: PageState, products: dict[str, dict[str, Any]]) -> list[st
     if state.page == "sub":
         return ["back to search", "< prev"]
     return []
+
+
+def click_actions(available: dict[str, Any]) -> list[str] | None:
+    """``info["allowed_actions"]`` of a page from its ``available_actions`` (``{"has_search_bar", "clickables"}``).
+
+    ``click[<c>]`` for each clickable of a page without a search bar (an empty list on the done page:
+    nothing more is accepted); ``None`` on a page with one, whose search text is free.
+
+    Example:
+        >>> click_actions({"has_search_bar": False, "clickables": ["back to search", "next >"]})
+        ['click[back to search]', 'click[next >]']
+        >>> click_actions({"has_search_bar": True, "clickables": ["search"]}) is None
+        True
+    """
+    if available.get("has_search_bar", True):
+        return None
+    return [f"click[{c}]" for c in available.get("clickables", [])]
 
 
 def _url(state: PageState, session: str) -> str:

@@ -26,6 +26,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from .pages import click_actions
+
 __all__ = ["DropRepeatedInstruction", "TopResults", "NumberedResults", "MarkChosenOptions", "SwappedWords",
            "observation_shaper", "SHAPERS"]
 
@@ -95,7 +97,8 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> sum(1 for part in obs.split(" [SEP] ") if _PRODUCT_ID.match(part))
         3
 
-    ``info`` keys rewritten: ``available_actions["clickables"]``, cut to the products shown (a copy).
+    ``info`` keys rewritten: ``available_actions["clickables"]``, cut to the products shown, and
+    ``allowed_actions`` to match (copies).
     """
 
     def __init__(self, env: gym.Env, k: int = 5, separator: str = "[SEP]"):
@@ -121,12 +124,21 @@ class TopResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 def _map_clickables(info: dict[str, Any], rename: Callable[[str], str | None]) -> dict[str, Any]:
-    """``info`` with ``available_actions["clickables"]`` renamed by ``rename`` (``None`` drops one); copies."""
+    """``info`` with ``available_actions["clickables"]`` renamed by ``rename`` (``None`` drops one) and
+    ``allowed_actions`` made from them again; copies."""
     available = info.get("available_actions")
     if not isinstance(available, dict) or not isinstance(available.get("clickables"), list):
         return info
     clickables = [new for new in map(rename, available["clickables"]) if new is not None]
-    return {**info, "available_actions": {**available, "clickables": clickables}}
+    return _with_available(info, {**available, "clickables": clickables})
+
+
+def _with_available(info: dict[str, Any], available: dict[str, Any]) -> dict[str, Any]:
+    """``info`` (a copy) with ``available_actions`` and, where the env writes it, ``allowed_actions`` to match."""
+    info = {**info, "available_actions": available}
+    if "allowed_actions" in info:
+        info["allowed_actions"] = click_actions(available)
+    return info
 
 
 def _without_clickables(feedback: str, hidden: set[str]) -> str:
@@ -168,7 +180,8 @@ class NumberedResults(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> info["action_valid"]
         True
 
-    ``info`` keys rewritten: ``available_actions["clickables"]`` names a results page's products by position.
+    ``info`` keys rewritten: ``available_actions["clickables"]`` names a results page's products by position,
+    and ``allowed_actions`` to match.
     """
 
     def __init__(self, env: gym.Env, separator: str = "[SEP]"):
@@ -277,7 +290,8 @@ class SwappedWords(gym.Wrapper, gym.utils.RecordConstructorArgs):
     Reset with ``options["swap_words"]`` true: each word of the instruction that also appears in a product
     title (letters only, at least ``min_length`` long, not page furniture) is paired with a title word
     drawn from the reset's ``np_random``, and the two are exchanged everywhere the policy reads or writes:
-    every observation, ``info["instruction"]`` and the clickables of ``info["available_actions"]``, and
+    every observation, ``info["instruction"]``, the clickables of ``info["available_actions"]`` and
+    ``info["allowed_actions"]``, and
     back in every action before the shop sees it. The swap is its own inverse, so the shop behind is
     untouched: the same searches reach the same pages, the same purchase earns the same reward. A policy
     that memorised where a training goal's words lead is lost in a swapped episode; one that reads the
@@ -303,7 +317,8 @@ class SwappedWords(gym.Wrapper, gym.utils.RecordConstructorArgs):
         1.0
 
     ``info`` keys written: ``swapped_words`` (the word pairs of a swapped episode, else absent); the
-    ``instruction`` and ``available_actions`` it finds are rewritten in a swapped episode.
+    ``instruction``, ``available_actions`` and ``allowed_actions`` it finds are rewritten in a swapped
+    episode.
     """
 
     _FURNITURE = frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", (
@@ -350,7 +365,7 @@ class SwappedWords(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["instruction"] = self.swap(info["instruction"])
         available = info.get("available_actions")
         if isinstance(available, dict) and isinstance(available.get("clickables"), list):
-            info["available_actions"] = {**available, "clickables": [self.swap(c) for c in available["clickables"]]}
+            info = _with_available(info, {**available, "clickables": [self.swap(c) for c in available["clickables"]]})
         info["swapped_words"] = sorted((a, b) for a, b in self.pairs.items() if a < b)
         return self.swap(obs), info
 

@@ -37,9 +37,11 @@ def test_oracle_solves_every_dev_goal(env):
 def test_info_contract_and_progress(env):
     obs, info = env.reset(options={"split": "dev", "index": 3})
     assert obs.startswith("WebShop [SEP] Instruction: [SEP] ")
-    assert {"task", "instruction", "step", "action_valid", "available_actions", "progress"} <= info.keys()
+    assert {"task", "instruction", "step", "action_valid", "available_actions", "allowed_actions",
+            "progress"} <= info.keys()
     assert "reference" not in info["task"]
     assert info["available_actions"] == {"has_search_bar": True, "clickables": ["search"]}
+    assert info["allowed_actions"] is None  # the search bar takes any text
     progress = [info["progress"]]
     for action in env.oracle(info["task"]):
         obs, reward, terminated, truncated, info = env.step(action)

@@ -45,7 +45,8 @@ def test_any_action_sequence_never_raises(actions, seed):
         before = ENV._state.copy()
         obs, reward, terminated, truncated, info = ENV.step(action)
         assert isinstance(obs, str) and isinstance(reward, float)
-        assert {"task", "instruction", "step", "action_valid", "available_actions", "progress"} <= info.keys()
+        assert {"task", "instruction", "step", "action_valid", "available_actions", "allowed_actions",
+            "progress"} <= info.keys()
         assert 0.0 <= info["progress"] <= 1.0
         if not info["action_valid"]:
             assert info["error"] and reward == 0.0

@@ -42,6 +42,11 @@ def test_a_swapped_episode_is_the_plain_one_in_other_words(index):
         if "available_actions" in ref_info:
             assert [env.swap(c) for c in info["available_actions"]["clickables"]] == \
                 ref_info["available_actions"]["clickables"]
+            # The allowed actions are the swapped clicks, the ones this episode's policy writes.
+            assert info["allowed_actions"] == (None if ref_info["allowed_actions"] is None else
+                                               [f"click[{c}]" for c in info["available_actions"]["clickables"]])
+            assert info["allowed_actions"] is None or [env.swap(a) for a in info["allowed_actions"]] == \
+                ref_info["allowed_actions"]
     assert terminated and reward == ref_reward
 
 

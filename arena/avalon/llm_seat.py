@@ -39,8 +39,12 @@ class LLMSeat:
         client: Any :class:`~evolver_gym.core.llm.base.ChatClient`.
         name: Label in tournaments.
         max_retries: Extra model calls after a bad reply before the fallback is played.
-        system_prompt: Replaces :data:`SYSTEM_PROMPT`.
+        system_prompt: Replaces :data:`SYSTEM_PROMPT`; ``""`` sends no system message.
         chat_overrides: Passed to every ``client.chat`` call (temperature, max_tokens, ...).
+        conversation: Keep one chat per game (cleared by :meth:`reset`): each ``text`` is the next user
+            turn and each reply stays in the chat, as a policy trained on the multi-seat environment's
+            observations (what is new since the seat's last turn) reads them. The host must then give
+            those observations, not the whole transcript.
 
     Counters (``stats``): ``calls``, ``invalid_replies``, ``fallbacks``, ``client_errors``.
     ``thoughts`` keeps the private reasoning of every reply, for analysis; it is never returned
@@ -69,6 +73,7 @@ class LLMSeat:
         max_retries: int = 1,
         system_prompt: str | None = None,
         chat_overrides: dict[str, Any] | None = None,
+        conversation: bool = False,
     ):
         if not hasattr(client, "chat"):
             raise TypeError(
@@ -79,7 +84,9 @@ class LLMSeat:
         self.client = client
         self.name = name
         self.max_retries = max_retries
-        self.system_prompt = system_prompt or SYSTEM_PROMPT
+        self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.conversation = bool(conversation)
+        self._chat: list[dict[str, str]] = []
         self.chat_overrides = dict(chat_overrides or {})
         self.stats = {"calls": 0, "invalid_replies": 0, "fallbacks": 0, "client_errors": 0}
         self.thoughts: list[str] = []
@@ -88,13 +95,12 @@ class LLMSeat:
 
     def reset(self, seat: int, seed: int) -> None:
         self.rng = make_rng("llm-seat", seed, seat)
+        self._chat = []
 
     def act(self, view: SeatView, text: str | None = None) -> int | str:
         """Ask the model; return an action code, or ``"SAY: ..."`` public speech in discussion."""
-        messages = [
-            {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": text or "(no transcript)"},
-        ]
+        head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        messages = [*head, *self._chat, {"role": "user", "content": text or "(no transcript)"}]
         for _ in range(self.max_retries + 1):
             try:
                 reply = self.client.chat(messages, **self.chat_overrides)
@@ -122,11 +128,15 @@ class LLMSeat:
                     },
                 ]
                 continue
+            if self.conversation:
+                self._chat = [*messages[len(head):], {"role": "assistant", "content": reply}]
             if parsed.code is None:
                 # Only the public speech leaves the seat; the reasoning stays in self.thoughts.
                 return "SAY: " + strip_private(parsed.speech or "")
             return parsed.code
         self.stats["fallbacks"] += 1
+        if self.conversation:
+            self._chat = messages[len(head):]
         return self._fallback(view)
 
     def _fallback(self, view: SeatView) -> int:

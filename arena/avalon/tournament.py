@@ -5,8 +5,9 @@
 * ``summarize`` - per-entrant, per-team and per-role win rates (Wilson 95% intervals), good win
   rate, end reasons, invalid/fallback counts, Elo.
 * ``elo_ratings`` - team Elo over games in order.
-* ``make_entrant`` - an entrant from a spec: ``random``, ``rule``, ``rule_votes`` or
-  ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint).
+* ``make_entrant`` - an entrant from a spec: ``random``, ``rule``, ``rule_votes``,
+  ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint) or ``checkpoint:<path>`` (a saved text
+  policy), by the arena's one opponent factory (:mod:`arena.avalon.opponents`).
 
 Fairness: games come in blocks of ``n`` (the player count). Within a block the entrants keep their
 seats (entrants are dealt round-robin over seats, rotated between blocks and shuffled), and the
@@ -21,10 +22,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from evolver_gym.core.seeding import derive_seed, make_rng
-from evolver_gym.core.stats import wilson_interval
+from evolver_gym.core.stats import team_elo, wilson_interval
 
 from ..games_log import play_logged
-from .bots import PLAYER_KINDS, Player, make_player
+from .bots import Player
+from .opponents import make_opponent
 from .play import play_game
 from .rules import EVIL_ROLES, AvalonConfig
 
@@ -32,24 +34,8 @@ __all__ = ["run_tournament", "side_matchup", "summarize", "elo_ratings", "make_e
 
 
 def make_entrant(spec: str, name: str | None = None) -> Callable[[], Player]:
-    """A factory of fresh players for ``spec`` (see the module docstring)."""
-    if spec.startswith("llm:"):
-        model, _, base_url = spec[4:].partition("@")
-        if not model:
-            raise ValueError(f"llm entrant spec {spec!r} lacks a model: use 'llm:<model>@<base_url>'")
-
-        def factory() -> Player:
-            from evolver_gym.core.llm import OpenAIChatClient
-
-            from .llm_seat import LLMSeat
-
-            client = OpenAIChatClient(model=model, base_url=base_url or None, role="arena")
-            return LLMSeat(client, name=name or spec)
-
-        return factory
-    if spec not in PLAYER_KINDS:
-        raise ValueError(f"unknown entrant {spec!r}; use one of {PLAYER_KINDS} or 'llm:<model>@<base_url>'")
-    return lambda: make_player(spec, name)
+    """A factory of fresh players for ``spec``: :func:`arena.avalon.opponents.make_opponent`."""
+    return make_opponent(spec, name)
 
 
 def schedule(
@@ -106,30 +92,16 @@ def run_tournament(
 
 
 def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 1500.0) -> dict[str, float]:
-    """Team Elo: each side's rating is the mean of its seats' entrant ratings; a side gains
-    ``k * (result - expected)``, split equally among its seats (an entrant sums over its seats)."""
-    ratings: dict[str, float] = {}
+    """Team Elo (:func:`evolver_gym.core.stats.team_elo`): each side's rating is the mean of its seats'
+    entrant ratings; a side gains ``k * (result - expected)``, split equally among its seats (an entrant
+    sums over its seats)."""
+    matches = []
     for g in games:
-        lineup, roles = g["lineup"], g["roles"]
-        for name in lineup:
-            ratings.setdefault(name, start)
-        evil = [r in EVIL_ROLES for r in roles]
-        good_r = [ratings[lineup[s]] for s in range(len(lineup)) if not evil[s]]
-        evil_r = [ratings[lineup[s]] for s in range(len(lineup)) if evil[s]]
-        expect_good = 1.0 / (1.0 + 10 ** ((sum(evil_r) / len(evil_r) - sum(good_r) / len(good_r)) / 400))
-        score_good = 1.0 if g["winner"] == "good" else 0.0
-        delta: dict[str, float] = {}
-        for s, name in enumerate(lineup):
-            # Each side's change is split among its seats, so the update is zero-sum.
-            d = (
-                (score_good - expect_good) / len(good_r)
-                if not evil[s]
-                else (expect_good - score_good) / len(evil_r)
-            )
-            delta[name] = delta.get(name, 0.0) + k * d
-        for name, d in delta.items():
-            ratings[name] += d
-    return {name: round(r, 1) for name, r in sorted(ratings.items())}
+        lineup, evil = g["lineup"], [r in EVIL_ROLES for r in g["roles"]]
+        good_team = [name for name, e in zip(lineup, evil) if not e]
+        evil_team = [name for name, e in zip(lineup, evil) if e]
+        matches.append((good_team, evil_team, 1.0 if g["winner"] == "good" else 0.0))
+    return {name: round(r, 1) for name, r in sorted(team_elo(matches, k=k, start=start).items())}
 
 
 def _rate(wins: int, n: int) -> dict[str, Any]:

@@ -6,6 +6,7 @@
 * ``difference_interval`` - interval of a difference of such means: paired or Welch t over seeds
   (the one for claims), or a bootstrap over episodes with the seeds fixed (evaluation noise only).
 * ``evaluation_sample`` - which episodes an evaluation played (task ids, seeds, fingerprint), for its report.
+* ``team_elo`` - Elo ratings of named players from team games played in order (tournaments, the league).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["difference_interval", "evaluation_sample", "mean_interval", "summarize_over_seeds", "wilson_interval"]
+__all__ = ["difference_interval", "evaluation_sample", "mean_interval", "summarize_over_seeds", "team_elo",
+           "wilson_interval"]
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -230,3 +232,32 @@ def evaluation_sample(task_ids: Sequence[str], seeds: Sequence[int] | None = Non
         **context,
         "fingerprint": hashlib.blake2b(blob.encode(), digest_size=8).hexdigest(),
     }
+
+
+def team_elo(games: Sequence[tuple[Sequence[str], Sequence[str], float]], k: float = 32.0,
+             start: float = 1500.0, ratings: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Elo ratings after ``games``, each ``(team_a, team_b, score_a)`` with ``score_a`` 1 (a won), 0 or 0.5.
+
+    A team's rating is the mean of its members' ratings (a name may fill several seats of a team); a
+    team gains ``k * (score - expected)``, split equally among its seats, so every update is zero-sum.
+    ``ratings``: where to start from (default: every name at ``start``). Unrounded.
+
+    Example:
+        >>> r = team_elo([(["a", "a"], ["b"], 1.0)])
+        >>> round(r["a"] - 1500, 1), round(r["b"] - 1500, 1)
+        (16.0, -16.0)
+    """
+    out = dict(ratings or {})
+    for team_a, team_b, score_a in games:
+        for name in (*team_a, *team_b):
+            out.setdefault(name, start)
+        mean_a = sum(out[n] for n in team_a) / len(team_a)
+        mean_b = sum(out[n] for n in team_b) / len(team_b)
+        expect_a = 1.0 / (1.0 + 10 ** ((mean_b - mean_a) / 400))
+        delta: dict[str, float] = {}
+        for team, gain in ((team_a, score_a - expect_a), (team_b, expect_a - score_a)):
+            for name in team:
+                delta[name] = delta.get(name, 0.0) + k * gain / len(team)
+        for name, d in delta.items():
+            out[name] += d
+    return out

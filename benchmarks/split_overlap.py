@@ -1,7 +1,7 @@
-"""How far dev and test lie from train under each split scheme (WebShop, AppWorld).
+"""How far dev and test lie from train under each split scheme (WebShop, AppWorld, AppWorld's real apps).
 
 Usage:
-    python benchmarks/split_overlap.py [--seed 0] [--shops quickstart default] [--no-appworld]
+    python benchmarks/split_overlap.py [--seed 0] [--shops quickstart default] [--no-appworld] [--no-appworld-apps]
 
 For every split scheme it prints, per held-out split: the number of goals (tasks); the share whose
 product, whose (product, price bound) and whose category appear in a train goal (AppWorld: whose
@@ -9,6 +9,8 @@ scenario template appears in train); and the word Jaccard of each instruction to
 instruction (``wrappers.questioning.text.jaccard``, whitespace words): median and share >= 0.8;
 and, for WebShop, the share that some train goal's reference solves (its purchase scores 1.0 on the
 held-out goal: the target overlap that the leakage guard's ``solves`` checks).
+``evolver/AppWorldApps-v0`` (when its apps are installed: ``bash scripts/setup.sh appworld-apps``) adds
+the share of held-out tasks that touch only apps some train task touches.
 Shops: ``quickstart`` (200 products, synthetic goals, as configs/quickstart.yaml), ``product600``
 (600 products, synthetic goals, as configs/quickstart_product.yaml: 595 product-held-out dev goals, so
 one evaluation of them has a standard error <= 2.1 points) and ``default`` (1,000 products, human
@@ -101,6 +103,31 @@ def appworld_rows(seed: int) -> list[list[str]]:
     return rows
 
 
+def appworld_apps_rows(seed: int) -> list[list[str]]:
+    from evolver_gym.appworld_apps.env import AppWorldAppsEnv
+    from evolver_gym.appworld_apps.tasks import SPLIT_SCHEMES as APPS_SCHEMES
+    from evolver_gym.appworld_apps.tasks import build_tasks, task_apps
+
+    env = AppWorldAppsEnv(seed=seed)
+    try:
+        world = env.world
+    finally:
+        env.close()
+    rows = []
+    for scheme in APPS_SCHEMES:
+        train = build_tasks(world, "train", scheme)
+        templates = {t.goal["scenario"] for t in train}
+        apps = set().union(*map(task_apps, train))
+        texts = [t.instruction for t in train]
+        for name in ("dev", "test_normal", "test_challenge"):
+            tasks = build_tasks(world, name, scheme)
+            median, high = _jaccard_cells([t.instruction for t in tasks], texts)
+            rows.append(["appworld_apps", scheme, name, f"{len(tasks)} (train {len(train)})",
+                         _share([t.goal["scenario"] in templates for t in tasks]),
+                         _share([task_apps(t) <= apps for t in tasks]), median, high])
+    return rows
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
@@ -111,6 +138,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0, help="catalog / world seed (also draws the held-out units)")
     p.add_argument("--shops", nargs="+", default=list(SHOPS), choices=list(SHOPS))
     p.add_argument("--no-appworld", action="store_true")
+    p.add_argument("--no-appworld-apps", action="store_true", help="skip evolver/AppWorldApps-v0 (its own virtualenv)")
     args = p.parse_args()
     rows = [r for shop in args.shops for r in webshop_rows(shop, args.seed)]
     print(f"WebShop, seed {args.seed}\n")
@@ -121,6 +149,16 @@ def main() -> None:
         print(f"\nAppWorld, world seed {args.seed}\n")
         print(table(["env", "scheme", "split", "tasks", "template in train", "median nearest Jaccard",
                      "nearest Jaccard >= 0.8"], appworld_rows(args.seed)))
+    if not args.no_appworld_apps:
+        from evolver_gym.appworld_apps import unavailable_reason
+
+        reason = unavailable_reason()
+        if reason is not None:
+            print(f"\nAppWorld's real apps: skipped ({reason})")
+            return
+        print(f"\nAppWorld's real apps (evolver/AppWorldApps-v0), world seed {args.seed}\n")
+        print(table(["env", "scheme", "split", "tasks", "template in train", "apps all in train",
+                     "median nearest Jaccard", "nearest Jaccard >= 0.8"], appworld_apps_rows(args.seed)))
 
 
 if __name__ == "__main__":

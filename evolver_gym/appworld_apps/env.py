@@ -25,7 +25,7 @@ from evolver_gym.core.task import Task
 from evolver_gym.core.trajectory import Trajectory
 
 from .backend import AppsServer, AppsServerError
-from .tasks import ENV_ID, SPLIT_SCHEMES, SPLITS, TEMPLATES, build_tasks, no_collateral
+from .tasks import ENV_ID, SPLIT_SCHEMES, SPLITS, TEMPLATES, build_tasks, held_out_apps, no_collateral, task_apps
 
 __all__ = ["AppWorldAppsEnv", "evaluate_diff"]
 
@@ -121,7 +121,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     ``fault`` (sandbox fault), ``interpreter_restarted``. At the end: ``success``, ``score``, ``evaluation``.
 
     ## Arguments
-    ``split``, ``split_scheme`` (``goal``/``scenario``), ``seed`` (world seed), ``max_steps``, ``action_mode``,
+    ``split``, ``split_scheme`` (``goal``/``scenario``/``app``: what dev and test hold out whole, see
+    :mod:`.tasks`), ``seed`` (world seed), ``max_steps``, ``action_mode``,
     ``timeout_s``, ``cpu_s``, ``memory_mb``, ``max_output_chars``, ``api_limits``, ``python`` (the appworld
     interpreter; default :func:`~evolver_gym.appworld_apps.backend.find_python`).
 
@@ -369,7 +370,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         return self.server.request("apis")["apis"]
 
     def profile(self) -> dict[str, Any]:
-        """Operations (every API with its description from the api docs), scenarios, splits, sandbox layers."""
+        """Operations (every API with its description from the api docs), scenarios, splits, the apps each
+        split holds out (``held_out_apps``), sandbox layers."""
         cat = self.api_catalog()
         out = {
             "env_id": ENV_ID,
@@ -377,6 +379,7 @@ class AppWorldAppsEnv(gym.Env[str, str]):
             "scenarios": {name: {"apps": list(t.apps), "difficulty": t.difficulty} for name, t in TEMPLATES.items()},
             "splits": {s: len(build_tasks(self.world, s, self.split_scheme)) for s in SPLITS},
             "split_scheme": self.split_scheme,
+            "held_out_apps": held_out_apps(self.world, self.split_scheme),
         }
         if self.action_mode == "code":
             if self._sandbox is None:
@@ -491,9 +494,16 @@ class AppWorldAppsEnv(gym.Env[str, str]):
 
     # -- the leakage interface (``wrappers.questioning.LeakageGuard``) ---------------------------------
     def split_unit(self, task: Task | dict) -> str | None:
-        """The scenario template of ``task`` under the ``scenario`` scheme (held out whole), else None."""
+        """What the split scheme holds out whole that ``task`` lies in: its scenario template under
+        ``scenario``; under ``app``, a held-out app it touches (``app:<name>``, dev's, test_normal's or
+        ``gmail``), None when it touches only train apps; None under ``goal``."""
         task = Task.from_dict(task)
-        return task.goal.get("scenario") if self.split_scheme == "scenario" else None
+        if self.split_scheme == "scenario":
+            return task.goal.get("scenario")
+        if self.split_scheme == "app":
+            held = set().union(*held_out_apps(self.world, "app").values()) & task_apps(task)
+            return f"app:{min(held)}" if held else None
+        return None
 
     def target_key(self, task: Task | dict) -> str | None:
         """What ``task`` checks: its world seed, setup calls and tests, less their wording."""

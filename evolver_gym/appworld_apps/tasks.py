@@ -4,8 +4,12 @@
   builder ``(world, variant) -> TaskSpec | None``.
 * ``build_tasks(world, split, split_scheme)`` - the ``Task`` records of one split.
 * ``SPLITS`` / ``SPLIT_SCHEMES`` - ``train``/``dev``/``test_normal``/``test_challenge``; ``goal`` (the
-  same templates with other parameters) or ``scenario`` (whole templates held out). In both, every
-  template that uses ``gmail`` is ``test_challenge``: an app never seen in training, as in AppWorld.
+  same templates with other parameters), ``scenario`` (whole templates held out) or ``app`` (whole apps
+  held out: every task touching a dev or test_normal app, drawn from the world seed, is in that split).
+  In every scheme, every task that touches ``gmail`` is ``test_challenge``: an app never seen in
+  training, as in AppWorld.
+* ``held_out_apps(world, split_scheme)`` - the apps each split holds out; ``task_apps(task)`` - the
+  apps a task touches (declared, checked, set up, or called by its reference).
 
 A reference is code written against the real AppWorld API names (``apis.spotify.login``,
 ``apis.venmo.create_transaction``, ...), run by the same sandbox as the agent's code. Tests are the
@@ -26,17 +30,30 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from evolver_gym.core.task import Task
 
-__all__ = ["TEMPLATES", "Template", "TaskSpec", "build_tasks", "SPLITS", "SPLIT_SCHEMES", "ENV_ID", "VARIANTS"]
+__all__ = [
+    "TEMPLATES",
+    "Template",
+    "TaskSpec",
+    "build_tasks",
+    "held_out_apps",
+    "task_apps",
+    "SPLITS",
+    "SPLIT_SCHEMES",
+    "ENV_ID",
+    "VARIANTS",
+]
 
 ENV_ID = "evolver/AppWorldApps-v0"
 SPLITS = ("train", "dev", "test_normal", "test_challenge")
-SPLIT_SCHEMES = ("goal", "scenario")
+SPLIT_SCHEMES = ("goal", "scenario", "app")
 VARIANTS = 16  # at most this many tasks per template
 # tables the apps write on their own as a side effect of reads and writes (notifications, logins)
 SIDE_EFFECTS = ("venmo.notifications", "splitwise.notifications", "todoist.notifications")
@@ -2863,6 +2880,81 @@ def _goal_split(name: str, variant: int, apps: tuple[str, ...]) -> str:
     return "train" if variant % 8 < 5 else "dev" if variant % 8 == 5 else "test_normal"
 
 
+_CALLED = re.compile(r"\bapis\.(\w+)\.")
+_NOT_USER_APPS = {"supervisor", "api_docs"}
+
+
+def _touched(apps: Any, tests: Any, setup: Any, reference: Any) -> set[str]:
+    code = "\n".join(map(str, reference or []))
+    out = {str(a) for a in apps or []}
+    out |= {str(t["app"]) for t in tests or [] if isinstance(t, dict) and "app" in t}
+    out |= {str(c["app"]) for c in setup or [] if isinstance(c, dict) and "app" in c}
+    out |= set(_CALLED.findall(code))
+    return out - _NOT_USER_APPS
+
+
+def task_apps(task: Task | dict) -> set[str]:
+    """The user apps ``task`` touches: those its goal names, its tests check, its setup calls use, and
+    its reference calls (``todoist_overdue_count`` reads the date from ``phone``).
+
+    Example:
+        >>> sorted(task_apps({"task_id": "t", "env_id": ENV_ID, "instruction": "",
+        ...                   "goal": {"apps": ["todoist"]}, "reference": ["apis.phone.get_current_date_and_time()"]}))
+        ['phone', 'todoist']
+    """
+    task = Task.from_dict(task)
+    goal = task.goal or {}
+    return _touched(goal.get("apps"), goal.get("tests"), goal.get("setup"), task.reference)
+
+
+def _app_table(specs: list[tuple[Template, int, TaskSpec]], seed: int) -> dict[str, list[str]]:
+    """Under ``app``: the apps dev and test_normal hold out, walked in an order drawn from ``seed``.
+
+    An app goes to test_normal if holding it out brings test_normal's task count closer to the ``goal``
+    scheme's, else to dev likewise, else it stays in train (the walk of WebShop's unit schemes). A task
+    touching a test_normal app is test_normal's, else one touching a dev app is dev's.
+    """
+    touched = [_touched(tpl.apps, spec.tests, spec.setup, spec.reference) for tpl, _, spec in specs]
+    normal = [(apps, _goal_split(tpl.name, v, tpl.apps)) for apps, (tpl, v, _) in zip(touched, specs)]
+    normal = [(apps, s) for apps, s in normal if CHALLENGE_APP not in apps]
+    target = Counter(s for _, s in normal)
+    order = sorted(set().union(*(apps for apps, _ in normal)))
+    random.Random(f"appworld_apps/app-split/{seed}").shuffle(order)
+    held: dict[str, set[str]] = {"test_normal": set(), "dev": set()}
+
+    def sizes(test: set[str], dev: set[str]) -> tuple[int, int]:
+        n_test = sum(bool(apps & test) for apps, _ in normal)
+        n_dev = sum(bool(apps & dev) and not apps & test for apps, _ in normal)
+        return n_test, n_dev
+
+    for app in order:
+        n_test, n_dev = sizes(held["test_normal"], held["dev"])
+        if abs(sizes(held["test_normal"] | {app}, held["dev"])[0] - target["test_normal"]) < abs(
+            n_test - target["test_normal"]
+        ):
+            held["test_normal"].add(app)
+        elif abs(sizes(held["test_normal"], held["dev"] | {app})[1] - target["dev"]) < abs(n_dev - target["dev"]):
+            held["dev"].add(app)
+    return {"dev": sorted(held["dev"]), "test_normal": sorted(held["test_normal"])}
+
+
+def held_out_apps(world: dict, split_scheme: str = "goal") -> dict[str, list[str]]:
+    """The apps each held-out split holds out whole in ``world`` (``test_challenge``: ``gmail`` in every
+    scheme; ``dev`` and ``test_normal``: drawn from the world seed under ``app``, none otherwise)."""
+    if split_scheme not in SPLIT_SCHEMES:
+        raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
+    table = _app_table(all_specs(world), int(world["seed"])) if split_scheme == "app" else {"dev": [], "test_normal": []}
+    return {**table, "test_challenge": [CHALLENGE_APP]}
+
+
+def _app_split(apps: set[str], table: dict[str, list[str]]) -> str:
+    if CHALLENGE_APP in apps:
+        return "test_challenge"
+    if apps & set(table["test_normal"]):
+        return "test_normal"
+    return "dev" if apps & set(table["dev"]) else "train"
+
+
 def all_specs(world: dict) -> list[tuple[Template, int, TaskSpec]]:
     """Every (template, variant, spec) of ``world``."""
     out = []
@@ -2881,10 +2973,14 @@ def build_tasks(world: dict, split: str, split_scheme: str = "goal") -> list[Tas
     if split_scheme not in SPLIT_SCHEMES:
         raise ValueError(f"split_scheme must be one of {SPLIT_SCHEMES}, got {split_scheme!r}")
     seed = int(world["seed"])
+    specs = all_specs(world)
+    table = _app_table(specs, seed) if split_scheme == "app" else None
     out = []
-    for tpl, v, spec in all_specs(world):
+    for tpl, v, spec in specs:
         if split_scheme == "goal":
             s = _goal_split(tpl.name, v, tpl.apps)
+        elif split_scheme == "app":
+            s = _app_split(_touched(tpl.apps, spec.tests, spec.setup, spec.reference), table)
         else:
             s = "test_challenge" if CHALLENGE_APP in tpl.apps else _scenario_split(tpl.name, seed)
         if s != split:

@@ -205,6 +205,28 @@ def test_leakage_interface(env):
     assert env.solves(alarm, note) is False
 
 
+def test_app_split_units_and_profile(env):
+    from wrappers.questioning.filters import LeakageGuard
+
+    env.split_scheme = "app"  # the same world and server under the app scheme
+    try:
+        held = env.profile()["held_out_apps"]
+        assert held == {"dev": ["venmo"], "test_normal": ["splitwise", "todoist"], "test_challenge": ["gmail"]}
+        protected = env.tasks("dev") + env.tasks("test_normal") + env.tasks("test_challenge")
+        assert {env.split_unit(t) for t in protected} == {"app:venmo", "app:splitwise", "app:todoist", "app:gmail"}
+        train = env.tasks("train")
+        assert {env.split_unit(t) for t in train} == {None}
+        # a hindsight-style task grown from a train task, whose changes landed in venmo (a dev app)
+        test = {"kind": "added", "app": "venmo", "table": "transactions", "where": {"amount": 1.5}, "count": 1}
+        on_venmo = train[0].derive(instruction="Make these changes: 1 added in venmo transactions.",
+                                   goal={**train[0].goal, "tests": [test]}, reference=[], proposer="hindsight")
+        assert env.split_unit(on_venmo) == "app:venmo"
+        verdicts = LeakageGuard(protected, env=env, solves=False).near([on_venmo, train[0]])
+        assert verdicts == ["in a unit the split holds out", None]
+    finally:
+        env.split_scheme = "goal"
+
+
 def test_oracle_and_profile(env):
     task = env.tasks("dev")[0]
     env.reset(options={"task": task.to_dict()})

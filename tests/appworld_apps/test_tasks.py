@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from evolver_gym.appworld_apps.tasks import SPLIT_SCHEMES, SPLITS, TEMPLATES, all_specs, build_tasks
+from evolver_gym.appworld_apps.tasks import (
+    SPLIT_SCHEMES,
+    SPLITS,
+    TEMPLATES,
+    all_specs,
+    build_tasks,
+    held_out_apps,
+    task_apps,
+)
 
 WORLD = json.loads((Path(__file__).parent / "world_seed0.json").read_text())
 USER_APPS = {"amazon", "file_system", "gmail", "phone", "simple_note", "splitwise", "spotify", "todoist", "venmo"}
@@ -77,3 +85,37 @@ def test_bad_split_names_the_value():
         build_tasks(WORLD, "nope")
     with pytest.raises(ValueError, match="'bogus'"):
         build_tasks(WORLD, "train", "bogus")
+
+
+def test_app_split_holds_out_whole_apps():
+    held = held_out_apps(WORLD, "app")
+    # seed 0's draw, as docs/appworld-apps.md states it
+    assert held == {"dev": ["venmo"], "test_normal": ["splitwise", "todoist"], "test_challenge": ["gmail"]}
+    tasks = {s: build_tasks(WORLD, s, "app") for s in SPLITS}
+    sizes = {s: len(v) for s, v in tasks.items()}
+    assert sizes == {"train": 457, "dev": 127, "test_normal": 179, "test_challenge": 110}
+    every = set().union(*held.values())
+    for t in tasks["train"]:
+        assert not task_apps(t) & every, (t.task_id, task_apps(t))
+        assert not any(f"apis.{app}." in cell for app in every for cell in t.reference), t.task_id
+    assert all(task_apps(t) & set(held["dev"]) and not task_apps(t) & {"gmail", *held["test_normal"]}
+               for t in tasks["dev"])
+    assert all(task_apps(t) & set(held["test_normal"]) and "gmail" not in task_apps(t) for t in tasks["test_normal"])
+    assert all("gmail" in task_apps(t) for t in tasks["test_challenge"])
+    # a reference that reads another app counts: todoist_overdue_count asks phone for the date
+    overdue = next(t for s in tasks.values() for t in s if t.goal["scenario"] == "todoist_overdue_count")
+    assert task_apps(overdue) == {"todoist", "phone"}
+
+
+def test_app_split_is_drawn_from_the_seed_and_deterministic():
+    assert held_out_apps(WORLD, "app") == held_out_apps(json.loads(json.dumps(WORLD)), "app")
+    draws = {json.dumps(held_out_apps({**WORLD, "seed": seed}, "app"), sort_keys=True) for seed in range(4)}
+    assert len(draws) > 1
+    for seed in range(4):
+        held = held_out_apps({**WORLD, "seed": seed}, "app")
+        assert held["dev"] and held["test_normal"] and not set(held["dev"]) & set(held["test_normal"])
+        assert "gmail" not in held["dev"] + held["test_normal"]
+    assert held_out_apps(WORLD, "goal") == held_out_apps(WORLD, "scenario") == {
+        "dev": [], "test_normal": [], "test_challenge": ["gmail"]}
+    with pytest.raises(ValueError, match="'apps'"):
+        held_out_apps(WORLD, "apps")

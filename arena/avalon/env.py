@@ -30,7 +30,7 @@ except ModuleNotFoundError as exc:  # the 'arena' extra
 
 from .actions import ActionCodec, ParseError, parse_action, sanitize_speech
 from .engine import AvalonGame, IllegalAction, SeatView
-from .observation import _layout, features, legal_action_texts, legal_mask, seat_text
+from .observation import _layout, allowed_action_texts, features, legal_action_texts, legal_mask, seat_text
 from .rules import GOOD_ROLES, AvalonConfig
 
 __all__ = ["raw_env", "env", "turn_based_parallel_env", "VARIANTS", "RENDER_VIEWS"]
@@ -61,8 +61,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     Args:
         num_players: 5 to 10 (ignored when ``config`` is given).
-        variant: ``"discrete"`` (``Discrete`` flat code, mask under ``"action_mask"``) or ``"text"``
-            (string actions parsed by the text protocol, mask under ``"legal_mask"``).
+        variant: ``"discrete"`` (``Discrete`` flat code) or ``"text"`` (string actions parsed by the
+            text protocol, the complete legal replies in ``info["allowed_actions"]``); both put the mask
+            over the flat code under ``"action_mask"`` (the text variant also under the deprecated
+            ``"legal_mask"``, the same array, until 0.2).
         config: An :class:`AvalonConfig`; other rule keywords (``special_roles``, ``hammer``, ...)
             build one when it is omitted.
         render_mode: ``"ansi"`` (returns the transcript) or ``"human"`` (prints it).
@@ -116,12 +118,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.codec = ActionCodec(n)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        self._mask_key = "action_mask" if variant == "discrete" else "legal_mask"
+        self._mask_key = "action_mask"
+        # The text variant's mask was "legal_mask": the same array stays under that name until 0.2.
+        self._mask_alias = "legal_mask" if variant == "text" else None
+        mask_space = spaces.Box(0, 1, (self.codec.size,), np.int8)
         self._obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (_layout(n).size,), np.float32),
-                self._mask_key: spaces.Box(0, 1, (self.codec.size,), np.int8),
+                self._mask_key: mask_space,
                 "text": UnicodeText(max_text_chars),
+                **({self._mask_alias: mask_space} if self._mask_alias else {}),
             }
         )
         if variant == "discrete":
@@ -172,13 +178,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, Any]:
         seat = self._seat[agent]
         g = self.game
-        return {
+        obs = {
             "observation": features(g, seat),
             self._mask_key: legal_mask(g, seat, self.codec.size),
             "text": seat_text(
                 g, seat, self.variant, error=self._errors[agent], max_chars=self.max_text_chars
             ),
         }
+        if self._mask_alias:
+            obs[self._mask_alias] = obs[self._mask_key]
+        return obs
 
     def info_set(self, agent: str) -> SeatView:
         """What ``agent`` may know now, as a structured view (what the bots decide from)."""
@@ -319,6 +328,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                     info = infos[a].copy()
                     info["phase"] = g.phase
                     if text:
+                        info["allowed_actions"] = []
                         info["legal_actions"] = []
                     infos[a] = info
         if self.max_cycles is not None:
@@ -351,6 +361,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": errors[a],
             }
             if text:
+                info["allowed_actions"] = allowed_action_texts(g, seat) if acting else []
+                # Deprecated until 0.2: the reply forms, templates included ("SAY: <free text>").
                 info["legal_actions"] = legal_action_texts(g, seat) if acting else []
             if done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(roles))

@@ -2,7 +2,10 @@
 
 * ``FeatureLayout`` - offsets of the feature blocks for ``n`` players (documented in ``avalon_v0``).
 * ``features`` - the float32 feature vector of one seat, built from its information set only.
-* ``legal_mask`` - int8 mask over the flat action code (all zeros for a seat that is not acting).
+* ``legal_mask`` - int8 mask over the flat action code (all zeros for a seat that is not acting): the
+  observation's ``action_mask``.
+* ``allowed_action_texts`` - ``info["allowed_actions"]`` of the text variant: every legal action as the
+  complete text the protocol parses back to it (every team spelt out), ``None`` where speech is free.
 * ``seat_text`` - the seat's transcript: rules summary, night knowledge, public events, own
   hidden choices, and, when acting, the instruction with the legal replies.
 
@@ -26,6 +29,7 @@ __all__ = [
     "seat_text",
     "rules_summary",
     "legal_action_texts",
+    "allowed_action_texts",
     "MAX_PROPOSALS",
 ]
 
@@ -416,6 +420,39 @@ def legal_action_texts(game: AvalonGame, seat: int, limit: int = 64, *, simultan
     if game.phase == "proposal" and len(codes) > limit:
         return [f"TEAM: <{game.team_size} distinct players from 0 to {game.n - 1}>"]
     return list(_describe_all(game.n, codes, game.phase == "discussion"))
+
+
+def allowed_action_texts(game: AvalonGame, seat: int, *, simultaneous: bool = False) -> list[str] | None:
+    """The complete replies the seat may give now, each parsed by ``parse_action`` to a legal code.
+
+    A proposal lists every team of the quest's size (``TEAM: 0, 2``; 252 teams at most, with 10
+    players); ``None`` in discussion, where any text is speech; an empty list when the seat has
+    nothing to do. A fresh list the caller may keep.
+
+    Example:
+        >>> from arena.avalon.rules import AvalonConfig
+        >>> game = AvalonGame(AvalonConfig(num_players=5, discussion_rounds=0), ("merlin", "servant", "servant",
+        ...                   "assassin", "minion"), 0)
+        >>> texts = allowed_action_texts(game, 0)
+        >>> len(texts), texts[:2]
+        (10, ['TEAM: 0, 1', 'TEAM: 0, 2'])
+        >>> allowed_action_texts(game, 1)
+        []
+    """
+    codes = game.legal_codes(seat, simultaneous=simultaneous)
+    if not codes:
+        return []
+    if game.phase == "discussion":
+        return None
+    return list(_describe_codes(game.n, codes))
+
+
+@lru_cache(maxsize=4096)
+def _describe_codes(n: int, codes: tuple[int, ...]) -> tuple[str, ...]:
+    from .engine import _codec
+
+    codec = _codec(n)
+    return tuple(codec.describe(c) for c in codes)
 
 
 @lru_cache(maxsize=4096)

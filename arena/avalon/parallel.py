@@ -26,7 +26,7 @@ except ModuleNotFoundError as exc:  # the 'arena' extra
 from .actions import ParseError
 from .engine import AvalonGame, IllegalAction
 from .env import raw_env
-from .observation import features, legal_action_texts, seat_text
+from .observation import allowed_action_texts, features, legal_action_texts, seat_text
 from .rules import GOOD_ROLES
 
 __all__ = ["parallel_env"]
@@ -56,7 +56,7 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
         self.codec = self._aec.codec
         self.possible_agents = list(self._aec.possible_agents)
         self.agents: list[str] = []
-        self._mask_key = self._aec._mask_key
+        self._mask_key, self._mask_alias = self._aec._mask_key, self._aec._mask_alias
         self.np_random, self.np_random_seed = seeding.np_random(None)
 
     def observation_space(self, agent: str):
@@ -89,7 +89,10 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
         text = seat_text(
             g, seat, self.variant, error=self._errors[agent], max_chars=self._aec.max_text_chars, simultaneous=True
         )
-        return {"observation": features(g, seat), self._mask_key: mask, "text": text}
+        obs = {"observation": features(g, seat), self._mask_key: mask, "text": text}
+        if self._mask_alias:  # the text variant's deprecated name of the same mask
+            obs[self._mask_alias] = mask
+        return obs
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         g = self.game
@@ -107,7 +110,8 @@ class parallel_env(ParallelEnv):  # noqa: N801 - PettingZoo's naming convention
                 "error": self._errors[a],
             }
             if self.variant == "text":
-                info["legal_actions"] = legal_action_texts(g, seat, simultaneous=True)
+                info["allowed_actions"] = allowed_action_texts(g, seat, simultaneous=True)
+                info["legal_actions"] = legal_action_texts(g, seat, simultaneous=True)  # deprecated until 0.2
             if g.done:
                 info.update(winner=g.winner, end_reason=g.end_reason, roles=list(g.roles))
             infos[a] = info

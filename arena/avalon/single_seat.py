@@ -119,6 +119,10 @@ def evaluation_report(per_task: list[dict[str, Any]], final_infos: list[dict[str
     }}
 
 
+def _copy(actions: list[str] | None) -> list[str] | None:
+    return None if actions is None else list(actions)
+
+
 class SingleSeat(gym.Env):
     """Avalon from one seat: text observation in, text action out.
 
@@ -137,7 +141,10 @@ class SingleSeat(gym.Env):
     **Reward**: +1 if the seat's side wins, -1 if it loses, at the last step; 0 before.
 
     **Info** (every step): ``task``, ``instruction``, ``step``, ``action_valid``, ``error``, ``phase``,
-    ``role``, ``side``, ``legal_actions``; privileged ``progress`` (share of the three quests the
+    ``role``, ``side``, ``allowed_actions`` (every reply the seat may give now, as complete text
+    the protocol parses, teams spelt out; ``None`` in discussion, where any text is speech; an empty
+    list once the game is over), ``legal_actions`` (deprecated until 0.2: the reply forms, templates
+    included); privileged ``progress`` (share of the three quests the
     seat's side needs, never shown to the policy); at the end ``success``, ``score`` (1.0 win / 0.0
     loss), ``evaluation`` (winner, end_reason, roles, invalid and fallback counts).
 
@@ -380,6 +387,7 @@ class SingleSeat(gym.Env):
             "phase": g.phase,
             "role": g.roles[self.seat],
             "side": "evil" if evil else "good",
+            "allowed_actions": _copy(base.get("allowed_actions", [])),
             "legal_actions": list(base.get("legal_actions", [])),
             "progress": min(1.0, (fails if evil else len(g.quests) - fails) / 3.0),
         }

@@ -116,6 +116,7 @@ def test_parser_never_crashes_on_hostile_text(text, phase):
         "arena.avalon.rules",
         "arena.avalon.actions",
         "arena.avalon.engine",
+        "arena.avalon.observation",
         "arena.avalon.bots",
         "arena.avalon.llm_seat",
         "arena.avalon.single_seat",

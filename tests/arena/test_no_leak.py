@@ -72,7 +72,7 @@ def _twin_compare(cfg, roles_a, roles_b, leader, actions_a, actions_b, watchers,
             same = (
                 oa["text"] == ob["text"]
                 and np.array_equal(oa["observation"], ob["observation"])
-                and np.array_equal(oa["legal_mask"], ob["legal_mask"])
+                and np.array_equal(oa["action_mask"], ob["action_mask"])
             )
             assert same, (
                 f"seat {p} ({roles_a[p]}) can tell the twins apart at step {i}:\n"

@@ -117,7 +117,7 @@ def play_aec(spec: dict[str, Any], seed: int) -> tuple[list[str], dict[str, str]
     rng = random.Random(seed)
     parts = {k: hashlib.sha256() for k in ("observation", "mask", "text", "info")}
     steps: list[str] = []
-    mask_key = "action_mask" if spec["variant"] == "discrete" else "legal_mask"
+    mask_key = "action_mask"
     while env.agents:
         agent = env.agent_selection
         seat = env.possible_agents.index(agent)
@@ -156,7 +156,7 @@ def play_parallel(spec: dict[str, Any], seed: int) -> tuple[list[str], dict[str,
     rng = random.Random(seed)
     parts = {k: hashlib.sha256() for k in ("observation", "mask", "text", "info")}
     steps: list[str] = []
-    mask_key = "action_mask" if spec["variant"] == "discrete" else "legal_mask"
+    mask_key = "action_mask"
     while True:
         h = hashlib.sha256()
         for a in sorted(observations):

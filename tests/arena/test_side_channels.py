@@ -52,14 +52,14 @@ def test_parallel_text_voters_are_each_asked_to_vote():
     obs, _, _, _, infos = env.step(actions)
     assert env.game.phase == "vote"
     for agent in env.agents:
-        assert infos[agent]["legal_actions"] == ["VOTE: approve", "VOTE: reject"], agent
+        assert infos[agent]["allowed_actions"] == ["VOTE: approve", "VOTE: reject"], agent
         assert "Vote on team [2, 3]" in obs[agent]["text"], agent
         assert "Waiting for Player" not in obs[agent]["text"].rsplit("\n", 1)[-1]
-        assert obs[agent]["legal_mask"][env.codec.APPROVE] == 1
+        assert obs[agent]["action_mask"][env.codec.APPROVE] == 1
     obs, _, _, _, infos = env.step({a: "VOTE: approve" for a in env.agents})
     assert env.game.phase == "quest"
     for agent in ("player_2", "player_3"):
-        assert infos[agent]["legal_actions"], agent
+        assert infos[agent]["allowed_actions"], agent
         assert "You are on the quest" in obs[agent]["text"]
     for agent in ("player_0", "player_1", "player_4"):
-        assert infos[agent]["legal_actions"] == [] and "Waiting for the quest cards." in obs[agent]["text"]
+        assert infos[agent]["allowed_actions"] == [] and "Waiting for the quest cards." in obs[agent]["text"]

@@ -14,10 +14,8 @@ def _play(env, options=None, seed=0, reply=None):
     obs, info = env.reset(seed=seed, options=options)
     steps, rewards = 0, []
     while True:
-        legal = info["legal_actions"]
-        action = reply(info) if reply else (legal[0] if legal else "PASS")
-        if action.startswith("TEAM: <"):
-            action = "TEAM: " + ", ".join(str(i) for i in range(int(action.split("<")[1].split()[0])))
+        allowed = info["allowed_actions"]  # None in discussion: any text is speech
+        action = reply(info) if reply else (allowed[0] if allowed else "PASS")
         obs, r, term, trunc, info = env.step(action)
         rewards.append(r)
         steps += 1

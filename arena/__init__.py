@@ -4,13 +4,15 @@
 * ``arena.diplomacy_v0`` - Diplomacy as a PettingZoo module (needs the optional AGPL-3.0 ``diplomacy``
   engine: ``pip install 'evolver-gym[diplomacy]'``).
 * ``arena.avalon`` - the rules engine, bots, LLM seats, tournaments and the web viewer.
-* ``arena.train`` - several seats learning at once (``evolver arena train``).
 
 Importing ``arena`` registers:
 
 * Gymnasium ``evolver/AvalonSeat-v0`` (one Avalon seat as a text environment):
   ``gym.make("evolver/AvalonSeat-v0")`` after ``import arena`` or ``import evolver_gym`` (which
   registers it by a string entry point, without importing this package);
+* ``evolver/AvalonSeats-v0`` (the seats of chosen roles played by one text policy, what ``evolver train``
+  trains on the arena): a PettingZoo ``ParallelEnv``, so ``arena.avalon.seats.AvalonSeats(...)`` or
+  ``evolver_train.envs.make_env`` builds it (``gym.make`` takes only Gymnasium envs);
 * PettingZoo (1.27+ registry) ``arena/avalon-v0`` and ``arena/diplomacy-v0`` for both
   ``pettingzoo.make("aec", ...)`` and ``pettingzoo.make("parallel", ...)``.
 """
@@ -30,6 +32,8 @@ if "evolver/AvalonSeat-v0" not in registry:
         entry_point="arena.avalon.single_seat:SingleSeat",
         max_episode_steps=1000,  # a game has far fewer learner turns; guards against endless retry loops
     )
+if "evolver/AvalonSeats-v0" not in registry:  # a ParallelEnv: evolver_train.envs.make_env builds it
+    register(id="evolver/AvalonSeats-v0", entry_point="arena.avalon.seats:AvalonSeats")
 
 
 def _register_pettingzoo() -> None:

@@ -29,6 +29,9 @@ _register("evolver/BFCL-v0", "evolver_gym.bfcl.env:BFCLEnv")
 # The Avalon seat lives in the arena package (PettingZoo underneath); the string entry point keeps
 # this import light: arena loads on the first gym.make of the id.
 _register("evolver/AvalonSeat-v0", "arena.avalon.single_seat:SingleSeat", max_episode_steps=1000)
+# Several Avalon seats played by one policy: a PettingZoo ParallelEnv, which gym.make refuses; it is
+# registered here so the id is known to `evolver train`/`eval` (evolver_train.envs.make_env builds it).
+_register("evolver/AvalonSeats-v0", "arena.avalon.seats:AvalonSeats")
 
 
 def _warn_on_shadowed_packages() -> None:

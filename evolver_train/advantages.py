@@ -49,7 +49,7 @@ class EpisodeSignals:
     """The per-episode inputs of the estimators.
 
     Args:
-        group: GRPO group id (equal for the G rollouts of one task slot).
+        group: GRPO group key (equal for the G rollouts of one task slot; a multi-seat game adds the seat slot).
         outcome: The episode's return (the reward the outcome advantage normalises).
         step_rewards: Environment reward of each step, in order.
         labels: Attribution score per step (+1 GOOD / -1 BAD or a graded score), or ``None`` when
@@ -57,7 +57,7 @@ class EpisodeSignals:
         anchors: Hashable key of the state each step acted on (GiGPO anchor states).
     """
 
-    group: int
+    group: Hashable
     outcome: float
     step_rewards: list[float] = field(default_factory=list)
     labels: list[float] | None = None

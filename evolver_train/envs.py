@@ -1,6 +1,8 @@
 """Environments and mechanisms of a training run, built from its configs.
 
-* ``make_base_env`` / ``shape_environment`` - ``gym.make`` plus the observation shapers the
+* ``make_env`` - ``gym.make``, or a multi-seat environment's class (``gym.make`` takes only
+  ``gym.Env``s); ``check_multi_seat`` - a multi-seat run's settings.
+* ``make_base_env`` / ``shape_environment`` - ``make_env`` plus the observation shapers the
   environment itself offers (``env.unwrapped.observation_shaper(name)``); ``express_action`` - an
   action of the unwrapped environment (its oracle's) in the form the shaped environment shows.
 * ``TrainingEnvironment`` - the env factory, one ``TrainingHooks`` per enabled mechanism, train/eval tasks.
@@ -23,9 +25,10 @@ from evolver_gym.core import Task
 from wrappers.plugin import RunContext, TrainingHooks, get_mechanism
 
 from .config import NO_TASK_SPLIT, ConfigError, EvolverGRPOConfig
+from .seat_rollout import is_multi_seat
 
-__all__ = ["TrainingEnvironment", "build_training_environment", "check_task_source", "express_action",
-           "make_base_env", "shape_environment", "mechanism_configs"]
+__all__ = ["TrainingEnvironment", "build_training_environment", "check_multi_seat", "check_task_source",
+           "express_action", "make_base_env", "make_env", "shape_environment", "mechanism_configs"]
 
 
 def shape_environment(env: gym.Env, names: Sequence[str]) -> gym.Env:
@@ -59,13 +62,53 @@ def express_action(env: gym.Env, action: str) -> str:
     return action
 
 
-def make_base_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,
-                  observation_shaping: Sequence[str] = ()) -> gym.Env:
-    """The environment of a run before any mechanism: ``gym.make`` and its observation shapers."""
+def make_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> Any:
+    """``gym.make(env_id)``, or for an id whose entry point is a multi-seat PettingZoo ``ParallelEnv``
+    (``evolver/AvalonSeats-v0``, which ``gym.make`` refuses), that class built with the same kwargs."""
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    env = gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
+    spec = gym.spec(env_id)
+    creator = spec.entry_point
+    if isinstance(creator, str):
+        from gymnasium.envs.registration import load_env_creator
+
+        creator = load_env_creator(creator)
+    if isinstance(creator, type) and not issubclass(creator, gym.Env):
+        try:
+            from pettingzoo import ParallelEnv
+        except ImportError:  # no PettingZoo: no multi-seat env either; gym.make says what is wrong
+            ParallelEnv = ()  # noqa: N806
+        if ParallelEnv and issubclass(creator, ParallelEnv):
+            return creator(**{**spec.kwargs, **dict(env_kwargs or {})})
+    return gym.make(env_id, disable_env_checker=True, **dict(env_kwargs or {}))
+
+
+def make_base_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None,
+                  observation_shaping: Sequence[str] = ()) -> gym.Env:
+    """The environment of a run before any mechanism: :func:`make_env` and its observation shapers."""
+    env = make_env(env_id, env_kwargs)
+    if is_multi_seat(env):
+        if observation_shaping:
+            raise ConfigError(f"observation_shaping: {env_id} is a multi-seat environment and offers no shapers")
+        return env
     return shape_environment(env, observation_shaping)
+
+
+def check_multi_seat(config: EvolverGRPOConfig, env: Any, hooks: Sequence[TrainingHooks],
+                     layered: Sequence[str]) -> None:
+    """A multi-seat run's settings: each GRPO group is whole games (``num_generations`` a multiple of the
+    learning seats of a game), and every mechanism with an environment layer can finish an episode from
+    its hooks instead (``finish_cut_episode``: the seats of a game share one environment, so no
+    single-agent layer wraps a seat)."""
+    seats = env.num_learning_seats
+    if config.num_generations % seats:
+        raise ConfigError(f"num_generations: {config.env_id} plays {seats} learning seats per game, so a GRPO "
+                          f"group of G games has G x {seats} rows; got {config.num_generations}")
+    finishing = {h.name for h in hooks if h.finish_cut_episode is not None}
+    for name in layered:
+        if name not in finishing:
+            raise ConfigError(f"wrappers: {name!r} wraps single-agent environments; {config.env_id} is a "
+                              f"multi-seat environment (mechanisms it takes: attribution, league)")
 
 
 @dataclass
@@ -137,13 +180,18 @@ def build_training_environment(config: EvolverGRPOConfig,
     hooks: list[TrainingHooks] = []
     services: dict[str, Any] = {}
     layers: list[Callable[[gym.Env], gym.Env]] = []
+    layered: list[str] = []
     for name, mech_config in mechanism_configs(config, mechanisms).items():
         attachment = get_mechanism(name).attach(mech_config, run)
         if attachment.layer is not None:
             layers.append(attachment.layer)
+            layered.append(name)
         attachment.hooks.name = attachment.hooks.name or name
         hooks.append(attachment.hooks)
         services.update(attachment.services)
+    if is_multi_seat(probe):  # the hooks finish each seat's episode (evolver_train.seat_rollout)
+        check_multi_seat(config, probe, hooks, layered)
+        layers = []
 
     def factory() -> gym.Env:
         env = base()

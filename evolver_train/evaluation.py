@@ -203,11 +203,9 @@ def _make_env_factory(
     experience_threshold: float | None,
     observation_shaping: Sequence[str] = (),
 ):
-    import gymnasium as gym
-
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    from .envs import shape_environment
+    from .envs import make_base_env
     from .errors import check_env_id
 
     check_env_id(env_id, "env_id")  # imports the packages that register environment ids
@@ -224,7 +222,7 @@ def _make_env_factory(
 
     def factory():
         # Shapers first, as in training: experience is injected into the shaped observation.
-        env = shape_environment(gym.make(env_id, disable_env_checker=True, **env_kwargs), list(observation_shaping))
+        env = make_base_env(env_id, env_kwargs, list(observation_shaping))  # multi-seat envs too
         if pool is not None:
             from wrappers.navigation import ExperienceContext
 
@@ -285,7 +283,9 @@ def evaluate_policy(
         tokenizer: Its tokenizer (with a chat template and EOS).
         env_id: Gymnasium id (``evolver/WebShop-v0``, ``evolver/AppWorld-v0``, ``evolver/AvalonSeat-v0``).
         split: Split whose tasks are played (first ``num_tasks`` of them) unless ``tasks`` is given.
-        k: Independent samples per task (temperature > 0 when k > 1).
+        k: Independent samples per task (temperature > 0 when k > 1); on a multi-seat environment, k games
+            per task, one episode per learning seat (``success_rate`` then counts seats; the env's own
+            ``evaluation_report`` counts games per side and seats per role).
         experience: Inject retrieved experience from the pool at ``experience_uri`` into every episode.
         observation_shaping: Shapers of ``evolver_train.observation`` the policy was trained with.
         rollout: ``RolloutSettings`` or any object/mapping with its fields (e.g. the training config).
@@ -334,6 +334,11 @@ def evaluate_policy(
     try:
         unwrapped = pool.take(1)[0].unwrapped
         breakdown = getattr(unwrapped, "evaluation_report", None)
+        # A multi-seat game is one row per learning seat (evolver_train.seat_rollout): S rows per sample.
+        from .seat_rollout import is_multi_seat
+
+        seats = unwrapped.num_learning_seats if is_multi_seat(unwrapped) else 1
+        batch_size = max(batch_size // seats, 1) * seats
         if tasks is None:
             tasks = unwrapped.tasks(split)
         tasks = [Task.from_dict(t) if isinstance(t, dict) else t for t in tasks][:num_tasks]
@@ -360,7 +365,7 @@ def evaluate_policy(
                 options=dict(reset_options or {}),
             )
             for i, t in enumerate(tasks)
-            for _ in range(k)
+            for _ in range(k * seats)
         ]
         episodes = []
         if progress:  # before the first batch, which may take minutes: what runs, and how it will report

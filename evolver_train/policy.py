@@ -133,7 +133,10 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, voc
     one, unless ``vocabulary`` is False), every task instruction, and the observations and oracle
     actions of ``episodes`` episodes."""
     from .envs import express_action
+    from .seat_rollout import is_multi_seat
 
+    if is_multi_seat(env):
+        return _multi_seat_texts(env, tasks, episodes)
     base = env.unwrapped
     texts: list[str] = ["search[ ]", "click[ ]"]
     if vocabulary:
@@ -149,6 +152,23 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, voc
             texts.append(str(obs))
             if terminated or truncated:
                 break
+    return texts
+
+
+def _multi_seat_texts(env: Any, tasks: Sequence[Any], episodes: int) -> list[str]:
+    """A multi-seat env's corpus: every acting seat's observations and allowed replies over ``episodes``
+    games of ``tasks``, each seat playing its first allowed reply."""
+    texts = [str(t.instruction) for t in tasks]
+    for task in list(tasks)[:episodes]:
+        obs, infos = env.reset(seed=int(getattr(task, "seed", 0) or 0) % 2**31, options={"task": task})
+        while env.agents:
+            actions = {}
+            for agent in env.agents:
+                if infos[agent].get("acting"):
+                    allowed = infos[agent].get("allowed_actions") or ["PASS"]
+                    texts += [str(obs[agent]), *allowed]
+                    actions[agent] = allowed[0]
+            obs, _, _, _, infos = env.step(actions)
     return texts
 
 

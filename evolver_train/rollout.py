@@ -394,7 +394,9 @@ class Episode:
     ``edited`` is set when a mechanism's injection was in the first observation the policy acted on
     (whether or not the row is trained without it). ``restricted`` maps a completion position sampled
     under ``allowed_actions`` to the tokens it was restricted to: the trainer renormalises the policy
-    over them there, so the loss is the acting policy's.
+    over them there, so the loss is the acting policy's. ``seat_slot`` is set for a learning seat of a
+    multi-seat game (its position among the game's learning seats, ``evolver_train.seat_rollout``):
+    advantages are then normalised per seat slot within the GRPO group.
     """
 
     spec: RowSpec
@@ -419,6 +421,7 @@ class Episode:
     reset_info: dict[str, Any] = field(default_factory=dict)
     final_info: dict[str, Any] = field(default_factory=dict)
     restricted: dict[int, list[int]] = field(default_factory=dict)
+    seat_slot: int | None = None
 
     def trajectory(self) -> Trajectory:
         """The episode as a ``Trajectory`` record (for experience summarisation and logs)."""
@@ -512,7 +515,20 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             budget, merged into its final info before ``step_rewards`` reads it (the environment never
             ended it, so no layer wrote what it writes at the end of an episode).
         mask_truncated: Zero the env mask of episodes cut by the turn cap or the token budget.
+
+    A multi-seat environment (several seats played by the policy in one game) is played by
+    :func:`evolver_train.seat_rollout.play_seat_episodes`, one row per learning seat and game.
     """
+    from .seat_rollout import is_multi_seat, play_seat_episodes
+
+    if envs and is_multi_seat(envs[0]):
+        if prompt_edits:
+            raise ValueError("a multi-seat environment takes no prompt edits (experience injection)")
+        return play_seat_episodes(envs, rows, generate, codec, max_turns=max_turns,
+                                  max_episode_tokens=max_episode_tokens, max_turn_tokens=max_turn_tokens,
+                                  allowed_actions=allowed_actions, step_rewards=step_rewards, finish_episode=finish_cut,
+                                  outcome_key=outcome_key, invalid_action_penalty=invalid_action_penalty,
+                                  mask_truncated=mask_truncated)
     if len(envs) < len(rows):
         raise ValueError(f"{len(rows)} rows need as many environments, got {len(envs)}")
     episodes: list[Episode] = []

@@ -335,8 +335,10 @@ class EvolverGRPOTrainer(GRPOTrainer):
             raise RuntimeError(f"{len(episodes)} episodes for {out['completion_ids'].size(0)} rows")
         local = [_summary(ep) for ep in episodes]
         merged, mine = gather_episodes(local)
-        signals = [EpisodeSignals(group=j // g, outcome=s["outcome"], step_rewards=s["rewards"],
-                                  labels=s["labels"], anchors=s["anchors"]) for j, s in enumerate(merged)]
+        # A multi-seat game's learning seats are compared with the same seat of the group's other games.
+        signals = [EpisodeSignals(group=j // g if s["slot"] is None else (j // g, s["slot"]), outcome=s["outcome"],
+                                  step_rewards=s["rewards"], labels=s["labels"], anchors=s["anchors"])
+                   for j, s in enumerate(merged)]
         alpha = self.current_alpha() if mode == "train" else 0.0
         step_adv, stats = combine_step_advantages(
             signals, alpha=alpha, omega=args.gigpo_omega, gamma=args.gigpo_gamma, scale_outcome=args.scale_outcome,
@@ -747,7 +749,7 @@ def _summary(ep: Episode) -> dict[str, Any]:
     return {"outcome": ep.outcome, "rewards": [s.reward for s in ep.steps], "labels": ep.labels,
             "anchors": ep.anchors, "success": bool(ep.success), "score": ep.score, "return": ep.env_return,
             "invalid": ep.invalid_actions, "truncated": bool(ep.truncated and not ep.terminated),
-            "edited": bool(ep.edited),
+            "edited": bool(ep.edited), "slot": ep.seat_slot,
             "model_tokens": int(sum(ep.tokens.env_mask)),
             "env_tokens": int(len(ep.tokens.env_mask) - sum(ep.tokens.env_mask))}
 

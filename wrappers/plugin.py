@@ -49,6 +49,7 @@ BUILTIN_MECHANISMS: dict[str, str] = {
     "questioning": "wrappers.questioning.plugin:MECHANISM",
     "navigation": "wrappers.navigation.plugin:MECHANISM",
     "attribution": "wrappers.attribution.plugin:MECHANISM",
+    "league": "wrappers.league.plugin:MECHANISM",
 }
 
 

@@ -20,14 +20,18 @@ from evolver_gym.core import Task, UnicodeText
 from evolver_gym.core.seeding import derive_seed, make_random
 from evolver_gym.core.stats import wilson_interval
 
-from .bots import Player, make_player
+from .actions import ParseError
+from .bots import Player
+from .credit import step_credit
+from .engine import IllegalAction
 from .env import raw_env
+from .opponents import SELF, check_opponent, make_opponent
 from .rules import ROLE_TITLES, AvalonConfig
+from .tasks import SPLIT_SIZES, resolve_task
 
 __all__ = ["SingleSeat", "ENV_ID", "SPLIT_SIZES", "DEAL_KEY_ENV", "force_role", "host_deal_key", "evaluation_report"]
 
 ENV_ID = "evolver/AvalonSeat-v0"
-SPLIT_SIZES = {"train": 1000, "dev": 100, "test": 200}
 DEAL_KEY_ENV = "EVOLVER_ARENA_DEAL_KEY"
 
 
@@ -144,14 +148,16 @@ class SingleSeat(gym.Env):
     ``role``, ``side``, ``allowed_actions`` (every reply the seat may give now, as complete text
     the protocol parses, teams spelt out; ``None`` in discussion, where any text is speech; an empty
     list once the game is over), ``legal_actions`` (deprecated until 0.2: the reply forms, templates
-    included); privileged ``progress`` (share of the three quests the
-    seat's side needs, never shown to the policy); at the end ``success``, ``score`` (1.0 win / 0.0
-    loss), ``evaluation`` (winner, end_reason, roles, invalid and fallback counts).
+    included); privileged ``progress`` (share of the three quests the seat's side needs, never shown
+    to the policy); after a step, privileged ``step_credit`` (the rules' judgement of the reply just
+    played, :func:`arena.avalon.credit.step_credit`: -1, 0 or ``None``); at the end ``success``,
+    ``score`` (1.0 win / 0.0 loss), ``evaluation`` (winner, end_reason, roles, invalid and fallback counts).
 
     Args:
         num_players: 5 to 10.
         role: Give the learning seat this role in every task (``None``: as dealt).
-        opponents: A player kind (``"rule"``, ``"random"``, ``"rule_votes"``), a list of kinds (one
+        opponents: An opponent spec (``"rule"``, ``"random"``, ``"rule_votes"``, ``"llm:<model>@<url>"``,
+            ``"checkpoint:<path>"``: :func:`arena.avalon.opponents.make_opponent`), a list of specs (one
             per other seat, in seat order) or a callable ``seat -> Player``.
         config: Rules; other rule keywords build one when omitted.
         deal_key: Host secret mixed into every game seed (default: :func:`host_deal_key`). Keep it
@@ -188,12 +194,15 @@ class SingleSeat(gym.Env):
             raise ValueError(f"role {role!r} is not in play; roles: {sorted(set(config.roles_in_play()))}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
-        if isinstance(opponents, str):
-            make_player(opponents)  # validates the kind, naming it if unknown
-        elif not callable(opponents):
-            opponents = list(opponents)
-            if len(opponents) != config.num_players - 1:
-                raise ValueError(f"opponents lists {len(opponents)} kinds; {config.num_players - 1} needed")
+        if isinstance(opponents, str) or not callable(opponents):
+            specs = [opponents] if isinstance(opponents, str) else list(opponents)
+            for spec in specs:  # validates each spec, naming it if unknown
+                if check_opponent(spec) == SELF:
+                    raise ValueError("opponents: 'self' seats are played by the policy; use evolver/AvalonSeats-v0")
+            if not isinstance(opponents, str):
+                opponents = specs
+                if len(opponents) != config.num_players - 1:
+                    raise ValueError(f"opponents lists {len(opponents)} kinds; {config.num_players - 1} needed")
         self.config = config
         self.role = role
         self.opponents = opponents
@@ -263,7 +272,7 @@ class SingleSeat(gym.Env):
         (a random legal action). They decide from the seat's own information set only."""
 
         def player(kind: str) -> Callable[[str, dict[str, Any]], str]:
-            bot, state = make_player(kind), {"game": None}
+            bot, state = make_opponent(kind)(), {"game": None}
 
             def act(observation: str, info: dict[str, Any]) -> str:
                 game = self._aec.game
@@ -281,36 +290,15 @@ class SingleSeat(gym.Env):
         return None
 
     def _resolve(self, options: dict[str, Any]) -> Task:
-        if "task" in options:
-            task = options["task"]
-            return task if isinstance(task, Task) else Task.from_dict(task)
-        if "task_id" in options:
-            tid = str(options["task_id"])
-            prefix = f"{ENV_ID}/"
-            try:
-                split, index = tid[len(prefix) :].rsplit("/", 1) if tid.startswith(prefix) else ("", "x")
-                return self._task(split, int(index)) if split in SPLIT_SIZES else self._bad(tid)
-            except ValueError:
-                return self._bad(tid)
-        split = options.get("split", "train")
-        if split not in SPLIT_SIZES:
-            raise ValueError(f"unknown split {split!r}; splits: {sorted(SPLIT_SIZES)}")
-        index = options.get("index")
-        if index is None:
-            index = int(self.np_random.integers(SPLIT_SIZES[split]))
-        return self._task(split, int(index))
-
-    @staticmethod
-    def _bad(task_id: str) -> Task:
-        raise ValueError(f"unknown task_id {task_id!r}; expected '{ENV_ID}/<split>/<index>'")
+        return resolve_task(options, self._task, ENV_ID, self.np_random)
 
     # -- episode ----------------------------------------------------------------------------
     def _opponent(self, seat: int, other_index: int) -> Player:
         if isinstance(self.opponents, str):
-            return make_player(self.opponents)
+            return make_opponent(self.opponents)()
         if callable(self.opponents):
             return self.opponents(seat)
-        return make_player(self.opponents[other_index])
+        return make_opponent(self.opponents[other_index])()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -358,6 +346,10 @@ class SingleSeat(gym.Env):
             action = str(action)  # the text protocol reads any other value by its text form
         self._steps += 1
         invalid0, fallback0 = aec._invalid[agent], aec._fallbacks[agent]
+        try:  # judged before it is played, from what the seat knows (arena.avalon.credit)
+            credit = step_credit(g, self.seat, aec._decode(self.seat, action)[0])
+        except (ParseError, IllegalAction):  # an unreadable or illegal reply: counted invalid, not judged
+            credit = None
         aec.step(action)
         valid = aec._invalid[agent] == invalid0
         error = "" if valid else (aec._errors[agent] or "invalid reply; a fallback action was played for you")
@@ -367,7 +359,7 @@ class SingleSeat(gym.Env):
         reward = 0.0
         if g.done:
             reward = 1.0 if (g.winner == "evil") == g.is_evil[self.seat] else -1.0
-        return self._obs(), reward, g.done, False, self._info(valid, error)
+        return self._obs(), reward, g.done, False, {**self._info(valid, error), "step_credit": credit}
 
     def _obs(self) -> str:
         return self._aec.observe(self._aec.possible_agents[self.seat])["text"]

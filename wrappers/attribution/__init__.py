@@ -5,6 +5,7 @@
 * ``LLMJudgeAttributor`` - AgentEvolver's outcome-conditioned LLM judge, batched, with fallback.
 * ``OracleAttributor`` - ground truth from the simulator's privileged ``info["progress"]``.
 * ``RuleAttributor`` - invalid and repeated actions are BAD.
+* ``EnvRuleAttributor`` - the environment's own rules (``info["step_credit"]``, e.g. Avalon's hidden-state credit).
 * ``make_attributor`` - an attributor from its name, for configuration files.
 * ``AttributionPayload`` - the typed ``info["attribution"]`` record; ``label_reward`` - GOOD/BAD -> +1/-1.
 * ``AttributionConfig`` - the mechanism's training settings (``plugin.py``: ``attach``, ``MECHANISM``).
@@ -26,7 +27,7 @@ from .base import (
 from .evaluate import cohen_kappa, evaluate_attributor
 from .judge import JUDGE_SYSTEM_PROMPT, LLMJudgeAttributor, build_judge_messages, parse_verdicts
 from .plugin import AttributionConfig
-from .rules import MissingProgress, OracleAttributor, RuleAttributor, progress_of
+from .rules import EnvRuleAttributor, MissingProgress, OracleAttributor, RuleAttributor, progress_of
 from .wrapper import ATTRIBUTOR_NAMES, Attribution, make_attributor
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "AttributionPayload",
     "AttributionResult",
     "Attributor",
+    "EnvRuleAttributor",
     "LLMJudgeAttributor",
     "MissingProgress",
     "OracleAttributor",

@@ -60,7 +60,8 @@ class AttributionConfig:
     _argument_group_name = "self-attributing (wrappers: attribution)"
 
     attributor: str = field(default="oracle", metadata={
-        "help": "Who labels the steps: 'oracle' (the simulator's progress signal), 'rules' or 'llm-judge'."})
+        "help": "Who labels the steps: 'oracle' (the simulator's progress signal), 'rules', 'env-rules' (the "
+                "environment's own judgement, info['step_credit']: Avalon's hidden-state credit) or 'llm-judge'."})
     attributor_kwargs: dict | str | None = field(default=None, metadata={
         "help": "Constructor kwargs of the attributor (YAML mapping or JSON string), e.g. "
                 "{\"llm_config\": \"roles.yaml\"} for llm-judge."})

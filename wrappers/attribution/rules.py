@@ -5,6 +5,8 @@
 * ``RuleAttributor`` - invalid actions (``info["action_valid"] is False``) and actions that
   changed nothing (the observation after equals the one before) are BAD; every other step gets
   ``valid_label``.
+* ``EnvRuleAttributor`` - the environment's own rules: ``info["step_credit"]`` after each step (the
+  Avalon seats' hidden-state credit, ``arena.avalon.credit``); a step no rule judges gets the outcome's sign.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from evolver_gym.core import Trajectory
 
 from .base import AttributionResult, Attributor, StepLabel, outcome_positive
 
-__all__ = ["MissingProgress", "OracleAttributor", "RuleAttributor", "progress_of"]
+__all__ = ["EnvRuleAttributor", "MissingProgress", "OracleAttributor", "RuleAttributor", "progress_of"]
 
 _EPS = 1e-9
 _CLICK = re.compile(r"click\[(.*)\]", re.IGNORECASE | re.DOTALL)
@@ -159,3 +161,33 @@ class RuleAttributor(Attributor):
         if self.valid_label == "outcome":
             return StepLabel.of(index, outcome_positive(trajectory), reason="valid action; outcome's sign")
         return StepLabel(index, self.valid_label, reason="valid action")
+
+
+class EnvRuleAttributor(Attributor):
+    """Labels from the environment's own judgement of each step, ``info["step_credit"]``.
+
+    An environment that knows rules for some decisions (Avalon: a good seat proposing a team with a
+    player it knows is evil, ``arena.avalon.credit``) writes, after each step, a credit below 0 (BAD),
+    0 or above (GOOD) or ``None`` (no rule applies). An invalid action is BAD; a step without a credit
+    gets the outcome's sign, as an outcome-conditioned judge would give it. The credit is privileged:
+    it is read from ``info``, never shown to the policy.
+
+    Example:
+        >>> from evolver_gym.core import Step, Task, Trajectory
+        >>> t = Trajectory(Task("t", "e", "win"), [Step("o", "TEAM: 0, 3", info={"step_credit": -1.0}),
+        ...                                       Step("o", "VOTE: approve", info={"step_credit": None})],
+        ...                success=True, score=1.0)
+        >>> [lab.label for lab in EnvRuleAttributor().attribute(t).labels]
+        ['BAD', 'GOOD']
+    """
+
+    name = "env-rules"
+
+    def label_step(self, trajectory: Trajectory, index: int) -> StepLabel:
+        info = trajectory.steps[index].info
+        if info.get("action_valid") is False:
+            return StepLabel(index, "BAD", reason=f"invalid action: {info.get('error', '')}"[:300])
+        credit = info.get("step_credit")
+        if credit is None:
+            return StepLabel.of(index, outcome_positive(trajectory), reason="no rule judges this step; the outcome")
+        return StepLabel.of(index, float(credit) >= 0, reason=f"the environment's rules: credit {float(credit):+g}")

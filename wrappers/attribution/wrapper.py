@@ -1,7 +1,7 @@
 """The ``Attribution`` wrapper: label every step of an episode when it ends.
 
 * ``Attribution`` - records the episode and writes ``info["attribution"]`` on its final step.
-* ``make_attributor`` - an attributor from a name (``oracle``, ``rules``, ``llm-judge``), for
+* ``make_attributor`` - an attributor from a name (``oracle``, ``rules``, ``env-rules``, ``llm-judge``), for
   configuration files where objects cannot be written.
 * ``attribution_record`` - the ``info["attribution"]`` record of a finished trajectory (the wrapper's,
   and the trainer's for an episode it cut before the environment ended it).
@@ -21,11 +21,11 @@ from evolver_gym.core.llm import LLMError
 from ..plugin import TrajectoryRecorder
 from .base import Attributor
 from .judge import LLMJudgeAttributor
-from .rules import MissingProgress, OracleAttributor, RuleAttributor
+from .rules import EnvRuleAttributor, MissingProgress, OracleAttributor, RuleAttributor
 
 __all__ = ["ATTRIBUTOR_NAMES", "Attribution", "attribution_record", "make_attributor"]
 
-ATTRIBUTOR_NAMES = ("oracle", "rules", "llm-judge")
+ATTRIBUTOR_NAMES = ("oracle", "rules", "env-rules", "llm-judge")
 
 
 def make_attributor(spec: Attributor | str, *, client: Any = None, llm_config: Any = None,
@@ -43,6 +43,8 @@ def make_attributor(spec: Attributor | str, *, client: Any = None, llm_config: A
         return OracleAttributor(**kwargs)
     if spec == "rules":
         return RuleAttributor(**kwargs)
+    if spec == "env-rules":
+        return EnvRuleAttributor(**kwargs)
     if spec == "llm-judge":
         if client is None:
             if llm_config is None:

@@ -1,0 +1,120 @@
+"""evolver/AvalonSeats-v0: the seats of chosen roles played by one policy (arena.avalon.seats)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from arena.avalon.seats import AvalonSeats, seat_evaluation_report  # noqa: E402
+
+
+def _play(env, options, pick=lambda allowed: allowed[0], seed=0):
+    """Play one game; returns the observations each agent read, the final infos and the replies."""
+    obs, infos = env.reset(seed=seed, options=options)
+    read = {a: [] for a in env.agents}
+    replies = []
+    while env.agents:
+        actions = {a: pick(infos[a]["allowed_actions"]) for a in env.agents if infos[a]["acting"]}
+        for a in actions:
+            read[a].append(obs[a])
+        replies.append(actions)
+        obs, rewards, terms, truncs, infos = env.step(actions)
+    return read, infos, replies
+
+
+def test_learning_seats_hold_the_trainable_roles_and_the_game_is_replayed_from_its_task():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin", "servant"], deal_key="test", discussion_rounds=0)
+    assert env.num_learning_seats == 3
+    read1, final1, replies1 = _play(env, {"split": "dev", "index": 4})
+    read2, final2, replies2 = _play(env, {"split": "dev", "index": 4})
+    assert (read1, replies1) == (read2, replies2)  # same task, same key, same replies: the same game
+    assert sorted(i["role"] for i in final1.values()) == ["merlin", "servant", "servant"]
+    assert all(i["learning"] and "success" in i and i["side"] == "good" for i in final1.values())
+    assert len({i["success"] for i in final1.values()}) == 1  # one side, one result
+    _, other, _ = _play(AvalonSeats(num_players=5, trainable_roles=["assassin", "minion"], deal_key="test",
+                                    discussion_rounds=0), {"split": "dev", "index": 4})
+    assert sorted(i["role"] for i in other.values()) == ["assassin", "minion"]
+
+
+def test_each_seat_reads_only_its_own_night_and_only_what_is_new():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin", "servant"], deal_key="test", discussion_rounds=0)
+    read, final, _ = _play(env, {"split": "train", "index": 7})
+    for agent, observations in read.items():
+        seat = int(agent.split("_")[1])
+        first, later = observations[0], observations[1:]
+        assert first.startswith("Avalon with 5 players") and f"Night: you are Player {seat}," in first
+        assert all("Night:" not in o and "Avalon with 5 players" not in o for o in later)  # told once
+        others = [s for s in range(5) if s != seat]
+        assert not any(f"Night: you are Player {s}," in o for o in observations for s in others)
+    # the whole game fits a small budget: the observations after the first are short
+    assert max(len(o) for obs in read.values() for o in obs[1:]) < 600
+
+
+def test_every_allowed_reply_is_accepted_and_teams_are_spelt_out():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin", "servant"], deal_key="test", discussion_rounds=0)
+    obs, infos = env.reset(seed=0, options={"split": "train", "index": 0})
+    seen_teams = False
+    while env.agents:
+        actions = {}
+        for a in env.agents:
+            allowed = infos[a]["allowed_actions"]
+            if not infos[a]["acting"]:
+                assert allowed == [] and obs[a] == ""
+                continue
+            assert allowed and all("<" not in x for x in allowed)
+            if allowed[0].startswith("TEAM:"):
+                seen_teams = True
+                assert len(allowed) == 10  # C(5, 2) = C(5, 3) = 10 teams, each spelt out
+            actions[a] = allowed[-1]
+        obs, _, _, _, infos = env.step(actions)
+        assert all(infos[a]["action_valid"] for a in actions)
+    assert seen_teams
+
+
+def test_bad_replies_get_a_fallback_and_the_reason_is_shown_next_turn():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin", "servant"], deal_key="test", discussion_rounds=0)
+    obs, infos = env.reset(seed=0, options={"split": "train", "index": 1})
+    acting = [a for a in env.agents if infos[a]["acting"]]
+    obs, _, _, _, infos = env.step({a: "I refuse" for a in acting})
+    assert not any(infos[a]["action_valid"] for a in acting) and all(infos[a]["error"] for a in acting)
+    nxt = [a for a in acting if infos[a]["acting"]]
+    assert nxt and all("Your last reply was not accepted" in obs[a] for a in nxt)
+
+
+def test_step_credit_judges_proposals_from_the_seats_own_knowledge():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin"], deal_key="test", discussion_rounds=0)
+    for index in range(40):  # a deal where Merlin leads first
+        obs, infos = env.reset(seed=0, options={"split": "train", "index": index})
+        (merlin,) = env.agents
+        if infos[merlin]["acting"] and infos[merlin]["phase"] == "proposal":
+            break
+    seat, evil = infos[merlin]["seat"], sorted(set(range(5)) - {infos[merlin]["seat"]})
+    known = [s for s in evil if f"Player {s}" in obs[merlin].split("You see as evil:")[1].split(".")[0]]
+    dirty = f"TEAM: {min(seat, known[0])}, {max(seat, known[0])}"
+    _, _, _, _, after = env.step({merlin: dirty})
+    assert after[merlin]["step_credit"] == -1.0
+
+
+def test_self_seats_are_played_by_the_policy_without_learning_and_bad_settings_are_named():
+    env = AvalonSeats(num_players=5, trainable_roles=["merlin"], opponents="self", deal_key="test",
+                      discussion_rounds=0)
+    obs, infos = env.reset(seed=0, options={"split": "dev", "index": 0})
+    assert len(env.agents) == 5 and sum(i["learning"] for i in infos.values()) == 1
+    with pytest.raises(ValueError, match="'percival' is not in play"):
+        AvalonSeats(num_players=5, trainable_roles=["merlin", "percival"])
+    with pytest.raises(ValueError, match="unknown opponent 'bots'"):
+        AvalonSeats(num_players=5, opponents="bots")
+
+
+def test_evaluation_report_counts_games_per_side_and_seats_per_role():
+    infos = [
+        {"game": "g1", "role": "merlin", "side": "good", "success": True, "evaluation": {}, "opponents": "rule"},
+        {"game": "g1", "role": "servant", "side": "good", "success": True, "evaluation": {}, "opponents": "rule"},
+        {"game": "g2", "role": "merlin", "side": "good", "success": False, "opponents": "rule"},  # cut: lost
+        {"game": "g2", "role": "servant", "side": "good", "success": False, "opponents": "rule"},
+    ]
+    a = seat_evaluation_report([], infos, 1)["arena"]
+    assert (a["games"], a["seats"], a["unfinished"]) == (2, 4, 1)
+    assert a["by_side"]["good"]["games"] == 2 and a["by_side"]["good"]["wins"] == 1
+    assert a["by_role"]["merlin"]["win_rate"] == 0.5 and len(a["by_role"]["servant"]["win_rate_ci95"]) == 2

@@ -8,12 +8,14 @@ Commands::
     evolver arena view --game game.json | --results results.jsonl --index 3 | --live [--seats ...]
     evolver arena tournament --diplomacy --entrants rule,random --games 14 --max-year 1905 --out dip/
     evolver arena view --diplomacy --results dip/results.jsonl --index 0 | --live [--seats rule,random,...]
-    evolver arena train [--config arena.yaml] [--steps 150 --output-dir runs/arena ...]
+
+Training seats is ``evolver train --config avalon`` (``evolver/AvalonSeats-v0``); ``evolver arena train``
+only names it.
 
 Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,percival,...``,
 ``--hammer evil_wins|auto_approve``, ``--avalonbench`` (AvalonBench/AgentEvolver rules),
 ``--discussion-rounds``, ``--lady`` (Lady of the Lake, 7+ players). Entrant specs: ``random``, ``rule``,
-``rule_votes``, ``llm:<model>@<base_url>``.
+``rule_votes``, ``llm:<model>@<base_url>``, ``checkpoint:<path>`` (``arena.avalon.opponents``).
 
 ``--diplomacy`` switches ``tournament`` and ``view`` to Diplomacy (``arena.diplomacy_v0``; needs the
 optional engine, ``pip install 'evolver-gym[diplomacy]'``) with ``--max-year`` and ``--press-rounds``;
@@ -136,79 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--serve-seconds", type=float, default=0, help="stop after this long (0: until Ctrl-C)")
     _add_diplomacy(v)
 
-    tr = sub.add_parser("train", help="several seats learning at once (GRPO, league, Elo); see arena.train")
-    tr.add_argument("--config", help="YAML file with ArenaTrainConfig keys; flags override it")
-    _add_train_flags(tr)
+    sub.add_parser("train", help="retired: use `evolver train --config avalon`")
     return parser
 
 
-_JSON_TRAIN_FLAGS = ("learn_sides", "learn_side_weights", "opponent_mix", "llm_seats", "llm_judge_options",
-                     "derived_inputs", "separate_sides")
-
-
-def _add_train_flags(p: argparse.ArgumentParser) -> None:
-    from dataclasses import MISSING, fields
-
-    from .train_config import ArenaTrainConfig  # torch-free: `evolver arena --help` needs no train extra
-
-    for f in fields(ArenaTrainConfig):
-        default = f.default if f.default is not MISSING else f.default_factory()
-        kind = type(default) if isinstance(default, (int, float, str)) and not isinstance(default, bool) else None
-        help_ = f.metadata.get("help", "") + f" (default: {default!r})"
-        if kind is None:  # lists, dicts, optional paths: JSON or plain text
-            p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, help=help_ + "; JSON for lists/dicts")
-        else:
-            p.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=kind, help=help_)
-
-
-def _train(args: argparse.Namespace) -> int:
-    from dataclasses import fields
-
-    from evolver_train.recipe import resolve_config
-
-    from .extras import missing_extra
-    from .train_config import ArenaTrainConfig
-
-    try:
-        from .train import train, write_plot
-    except ModuleNotFoundError as exc:  # torch: the 'train' extra
-        raise ValueError(str(missing_extra(exc, "the learning seats' networks"))) from None
-    settings: dict = {}
-    if args.config:
-        import yaml
-
-        try:  # a file, or a packaged recipe by name (`--config arena_5p`)
-            args.config = resolve_config(args.config)
-        except FileNotFoundError as exc:
-            raise ValueError(f"--config: {exc}") from None
-        settings = yaml.safe_load(Path(args.config).read_text()) or {}
-        if not isinstance(settings, dict):
-            raise ValueError(f"{args.config} must hold a mapping of ArenaTrainConfig keys")
-        unknown = sorted(set(settings) - {f.name for f in fields(ArenaTrainConfig)})
-        if unknown:
-            raise ValueError(f"unknown key(s) {unknown} in {args.config}")
-    for f in fields(ArenaTrainConfig):
-        value = getattr(args, f.name)
-        if value is None:
-            continue
-        if isinstance(value, str) and f.name in _JSON_TRAIN_FLAGS:
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                raise ValueError(f"--{f.name.replace('_', '-')} must be JSON, got {value!r}") from None
-        settings[f.name] = value
-    config = ArenaTrainConfig(**settings)
-    report = train(config, log=lambda line: print(line, flush=True))
-    if config.output_dir:
-        plot = write_plot(report, Path(config.output_dir) / "arena_training.png")
-        print(f"report: {Path(config.output_dir) / 'report.json'}   plot: {plot}")
-    for row in report["evaluation"]:
-        lo, hi = row["ci95"]
-        print(f"good {row['good']:<10} evil {row['evil']:<10} good win rate {row['good_win_rate']:.3f} "
-              f"[{lo:.3f}, {hi:.3f}] over {row['games']} games")  # fmt: skip
-    if report["elo_history"]:
-        print("Elo:", json.dumps(report["elo_history"][-1]["elo"]))
-    return 0
+TRAIN_MOVED = ("`evolver arena train` is retired: Avalon seats train with `evolver train --config avalon` "
+               "(evolver/AvalonSeats-v0, configs/avalon.yaml)")
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -401,9 +336,13 @@ def _view(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``evolver arena``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # whatever its old flags: one line naming the replacement
+        print(f"evolver arena train: {TRAIN_MOVED}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     try:
-        commands = {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view, "train": _train}
+        commands = {"play": _play, "tournament": _tournament, "matchup": _matchup, "view": _view}
         return commands[args.command](args)
     except (ValueError, OSError) as exc:
         print(f"evolver arena {args.command}: {exc}", file=sys.stderr)

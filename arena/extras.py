@@ -4,8 +4,8 @@
   extra that installs it and the command.
 
 The rules engine, the bots and the tournaments' bookkeeping need only the core install; PettingZoo (the
-``arena`` extra) backs the environments, tournaments and the single-seat view; torch (the ``train`` extra)
-only ``evolver arena train``.
+``arena`` extra) backs the environments, tournaments and the seat views; torch (the ``train`` extra) only
+``checkpoint:`` opponents (a saved policy generating locally).
 
 Example:
     >>> err = missing_extra(ModuleNotFoundError("No module named 'pettingzoo'", name="pettingzoo"), "the game")

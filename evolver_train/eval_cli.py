@@ -135,10 +135,17 @@ def _summary(report: dict[str, Any]) -> str:
         )
     if "arena" in report:
         a = report["arena"]
-        lines.append(
-            f"  win rate {a['win_rate']:.3f} [{a['win_rate_ci95'][0]:.3f}, {a['win_rate_ci95'][1]:.3f}]"
-            f" over {a['games']} games ({a['unfinished']} unfinished)"
-        )
+
+        def rate(r: dict[str, Any]) -> str:
+            return f"{r['win_rate']:.3f} [{r['win_rate_ci95'][0]:.3f}, {r['win_rate_ci95'][1]:.3f}]"
+
+        if "win_rate" in a:  # one seat (evolver/AvalonSeat-v0)
+            lines.append(f"  win rate {rate(a)} over {a['games']} games ({a['unfinished']} unfinished)")
+        for side, r in a.get("by_side", {}).items() if "by_role" in a else ():  # several seats per game
+            lines.append(f"  {side} side: win rate {rate(r)} over {r['games']} games ({a['unfinished']} unfinished) "
+                         f"against {', '.join(a['opponents'])}")
+        for role, r in a.get("by_role", {}).items():
+            lines.append(f"    {role}: win rate {rate(r)} over {r['games']} seats")
     return "\n".join(lines)
 
 

@@ -66,11 +66,11 @@ def test_rule_bot_tournament_runs_without_torch(tmp_path):
     assert "exit 0 torch imported: False" in done.stdout
     summary = json.loads(Path(f"{out}.summary.json").read_text())
     assert summary["games"] == 5 and set(summary["entrants"]) == {"rule", "random"}
-    # evolver arena train needs torch, and says which extra brings it, in one line, exit 2
+    # the retired evolver arena train names its replacement in one line, exit 2
     assert done.stdout.strip().splitlines()[-1] == "help 2"
     err = [line for line in done.stderr.strip().splitlines() if line.startswith("evolver arena train")]
     assert len(err) == 1 and done.stderr.strip().splitlines()[-1] == err[0]  # one line, the last
-    assert "the `torch` package of the 'train' extra is not installed: pip install 'evolver-gym[train]'" in err[0]
+    assert "`evolver train --config avalon`" in err[0]
     assert not (tmp_path / "arena").exists()
 
 

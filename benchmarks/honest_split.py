@@ -315,8 +315,9 @@ def main() -> None:
                    help="SFTConfig.whole_word_min_count (0: a token for every word; N: words training uses N times)")
     p.add_argument("--max-turn-tokens", type=int, default=ROLLOUT["max_turn_tokens"],
                    help="rollout budget of one action (a tokenizer that spells more words needs more)")
-    p.add_argument("--valid-actions-only", action="store_true",
-                   help="sample clicks only among the page's clickables (RolloutSettings.valid_actions_only)")
+    p.add_argument("--allowed-actions-only", "--valid-actions-only", dest="allowed_actions_only", action="store_true",
+                   help="sample clicks only among the page's clickables, info['allowed_actions'] "
+                        "(RolloutSettings.allowed_actions_only; --valid-actions-only is its old name)")
     p.add_argument("--max-episode-tokens", type=int, default=ROLLOUT["max_episode_tokens"],
                    help="rollout budget of an episode after its first observation")
     p.add_argument("--tasks-file", default="", help="demonstrate the tasks of this JSONL instead of the train goals")
@@ -352,7 +353,7 @@ def main() -> None:
     shaping = [name for name in args.observation_shaping.split(",") if name]
     # every rollout of this run (evaluation, --copying, --failures) reads the module's settings
     ROLLOUT.update(max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
-                   valid_actions_only=args.valid_actions_only)
+                   allowed_actions_only=args.allowed_actions_only)
     if args.coverage:
         kwargs = env_kwargs(args.num_products, args.split_scheme)
         print(json.dumps(token_coverage(kwargs, args.num_demonstrations, shaping, args.whole_word_min_count), indent=2))

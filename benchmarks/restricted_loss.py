@@ -1,4 +1,4 @@
-"""Seconds per GRPO loss step on a batch sampled under ``valid_actions_only``: restricted scoring against TRL's.
+"""Seconds per GRPO loss step on a batch sampled under ``allowed_actions_only``: restricted scoring against TRL's.
 
 Rows sampled among a page's clickables are scored under the policy that acted (the softmax renormalised
 over the allowed tokens at each restricted position), which needs the logits of the completion
@@ -57,18 +57,18 @@ def main(argv: list[str] | None = None) -> int:
     cfg = EvolverGRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=64, num_generations=8,
                             max_steps=1, learning_rate=3e-4, loss_type="dapo", beta=0.0, max_turns=8,
                             max_episode_tokens=640, max_turn_tokens=48, max_observation_tokens=256,
-                            valid_actions_only=True, report_to="none", save_strategy="no", disable_tqdm=True,
+                            allowed_actions_only=True, report_to="none", save_strategy="no", disable_tqdm=True,
                             kl_to_start_interval=0)
     class SearchingTrainer(EvolverGRPOTrainer):
         """The untrained policy's search is forced to the instruction, so its episodes reach the pages
         whose clicks are restricted (as a warm-started policy's do)."""
 
         def _play(self, rows, generate):
-            from evolver_train.rollout import clickable_actions, play_episodes
+            from evolver_train.rollout import allowed_actions_in, play_episodes
 
-            def allowed(info):
-                has_bar = info.get("available_actions", {}).get("has_search_bar")
-                return [f"search[{info['instruction']}]"] if has_bar else clickable_actions(info)
+            def allowed(info):  # the page's clicks; on the search page, the instruction as the search text
+                listed = allowed_actions_in(info)
+                return [f"search[{info['instruction']}]"] if listed is None else listed
 
             return play_episodes(self.env_pool.take(len(rows)), rows, generate, self.codec, max_turns=cfg.max_turns,
                                  max_episode_tokens=cfg.max_episode_tokens, max_turn_tokens=cfg.max_turn_tokens,

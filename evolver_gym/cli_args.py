@@ -3,6 +3,10 @@
 * ``rename_flags`` - the old spelling of a flag (``--env``, ``--env_id``) rewritten to the current one
   (``--env-id``), with one deprecation line on stderr per old flag.
 * ``underscore_flags`` - the ``--old_style`` spellings of a set of option names, for ``rename_flags``.
+* ``renamed_option_flags`` - every spelling of renamed options (``--old-name``, ``--old_name``, ``--no-old-name``)
+  mapped to the new one's, for ``rename_flags``.
+* ``rename_keys`` - the old name of a setting in a YAML recipe rewritten to the current one, with one
+  deprecation line on stderr per old key (as ``rename_flags`` does for flags).
 * ``parse_env_kwargs`` - ``--env-kwargs`` JSON text -> a dict, or a ``ValueError`` naming the bad text.
 * ``check_env_kwargs`` - the keyword arguments an environment's constructor accepts, checked before the
   environment is built: an unknown key is named with the accepted ones.
@@ -26,7 +30,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["rename_flags", "underscore_flags", "parse_env_kwargs", "check_env_kwargs", "check_port"]
+__all__ = ["rename_flags", "underscore_flags", "renamed_option_flags", "rename_keys", "parse_env_kwargs",
+           "check_env_kwargs", "check_port"]
 
 
 def _stderr(line: str) -> None:
@@ -67,6 +72,44 @@ def underscore_flags(names: Iterable[str]) -> dict[str, str]:
         {'--env_id': '--env-id'}
     """
     return {f"--{name}": f"--{name.replace('_', '-')}" for name in names if "_" in name}
+
+
+def renamed_option_flags(renames: Mapping[str, str]) -> dict[str, str]:
+    """``{old option name: new one}`` as flags: dashed, underscored and ``--no-`` spellings of each old name.
+
+    Example:
+        >>> renamed_option_flags({"valid_actions_only": "allowed_actions_only"})["--no-valid-actions-only"]
+        '--no-allowed-actions-only'
+    """
+    flags: dict[str, str] = {}
+    for old, new in renames.items():
+        dashed, new_dashed = old.replace("_", "-"), new.replace("_", "-")
+        flags.update({f"--{dashed}": f"--{new_dashed}", f"--{old}": f"--{new_dashed}",
+                      f"--no-{dashed}": f"--no-{new_dashed}", f"--no_{old}": f"--no-{new_dashed}"})
+    return flags
+
+
+def rename_keys(values: dict[str, Any], renames: Mapping[str, str], where: str,
+                warn: Callable[[str], None] = _stderr) -> dict[str, Any]:
+    """``values`` (a recipe's settings) with each old key of ``renames`` under its new name, in place.
+
+    Each old key found is reported once: ``<where>: valid_actions_only is deprecated; use
+    allowed_actions_only``. Giving both names is a ``ValueError`` naming them.
+
+    Example:
+        >>> rename_keys({"valid_actions_only": True}, {"valid_actions_only": "allowed_actions_only"}, "r.yaml",
+        ...             warn=print)
+        r.yaml: valid_actions_only is deprecated; use allowed_actions_only
+        {'allowed_actions_only': True}
+    """
+    for old, new in renames.items():
+        if old not in values:
+            continue
+        if new in values:
+            raise ValueError(f"{where}: {old} is the old name of {new}; give only {new}")
+        warn(f"{where}: {old} is deprecated; use {new}")
+        values[new] = values.pop(old)
+    return values
 
 
 def parse_env_kwargs(text: str | None, flag: str = "--env-kwargs") -> dict[str, Any]:

@@ -29,9 +29,12 @@ from wrappers.plugin import json_mapping
 
 from .errors import ConfigError, check_ranges
 
-__all__ = ["EvolverGRPOConfig", "ConfigError", "NO_TASK_SPLIT"]
+__all__ = ["EvolverGRPOConfig", "ConfigError", "NO_TASK_SPLIT", "RENAMED_OPTIONS"]
 
 NO_TASK_SPLIT = "none"  # task_split value: no human task, the questioning pool holds every training task
+# old option name -> current one: still read from recipes and flags (`evolver train`, `evolver eval`), with
+# one deprecation line each
+RENAMED_OPTIONS = {"valid_actions_only": "allowed_actions_only"}
 
 
 def _json_field(value: Any, name: str) -> dict[str, Any]:
@@ -108,10 +111,11 @@ class EvolverGRPOConfig(GRPOConfig):
         "help": "Extra reset options of training rollouts, never of evaluations (YAML mapping or JSON), e.g. "
                 "{\"swap_words\": true} with WebShop's swap_words shaper: training episodes in swapped words, so "
                 "RL cannot earn reward from a memorised lookup. None = none."})
-    valid_actions_only: bool = field(default=False, metadata={
-        "help": "Sample an action only among those the page offers (info['available_actions']: the clickables "
-                "of a page without a search bar; search text stays free), token by token, in training rollouts "
-                "and evaluations; needs the local sampler (not vLLM)."})
+    allowed_actions_only: bool = field(default=False, metadata={
+        "help": "Sample an action only among info['allowed_actions'] where the environment lists them (WebShop: "
+                "the clicks of a page without a search bar; Avalon: every legal reply), token by token, in training "
+                "rollouts and evaluations; where it lists none (free text: a search box, code) sampling is free. "
+                "Needs the local sampler (not vLLM). Formerly valid_actions_only (still read, with a warning)."})
     mask_truncated_episodes: bool = field(default=False, metadata={
         "help": "Do not train on episodes cut by the turn cap or token budget (DAPO overlong filtering)."})
     outcome_key: str = field(default="score", metadata={
@@ -176,8 +180,8 @@ class EvolverGRPOConfig(GRPOConfig):
         for name in self.wrappers:
             if name not in mechanism_names():
                 raise ConfigError(f"wrappers has unknown mechanism {name!r}; registered: {list(mechanism_names())}")
-        if self.valid_actions_only and getattr(self, "use_vllm", False):
-            raise ConfigError("valid_actions_only needs the local sampler; it cannot restrict vLLM's sampling "
+        if self.allowed_actions_only and getattr(self, "use_vllm", False):
+            raise ConfigError("allowed_actions_only needs the local sampler; it cannot restrict vLLM's sampling "
                               "(use_vllm: true)")
         if self.outcome_key not in ("score", "success", "return"):
             raise ConfigError(f"outcome_key must be 'score', 'success' or 'return', got {self.outcome_key!r}")

@@ -16,8 +16,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evolver_gym.cli_args import check_env_kwargs, parse_env_kwargs, rename_flags, underscore_flags
+from evolver_gym.cli_args import (
+    check_env_kwargs,
+    parse_env_kwargs,
+    rename_flags,
+    rename_keys,
+    renamed_option_flags,
+    underscore_flags,
+)
 
+from .config import RENAMED_OPTIONS
 from .errors import check_checkpoint_folder, check_env_id, read_yaml
 from .evaluation import OraclePolicy, RolloutSettings, _make_env_factory, evaluate_policy, load_checkpoint
 
@@ -33,7 +41,7 @@ _ROLLOUT_FLAGS = (
     "max_observation_tokens",
     "system_prompt",
 )
-_ROLLOUT_SWITCHES = ("valid_actions_only",)
+_ROLLOUT_SWITCHES = ("allowed_actions_only",)
 
 
 def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
@@ -51,7 +59,11 @@ def _checkpoint_defaults(folder: Path) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - an unreadable record only loses the defaults
             return {}
         keys = ("env_id", "env_kwargs", "observation_shaping", *_ROLLOUT_FLAGS, *_ROLLOUT_SWITCHES)
-        return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+        recorded = {key: getattr(args, key, None) for key in keys}
+        for old, new in RENAMED_OPTIONS.items():  # a checkpoint saved before the option was renamed
+            if old in vars(args) and new not in vars(args):
+                recorded[new] = vars(args)[old]
+        return {key: value for key, value in recorded.items() if value is not None}
     return {}
 
 
@@ -99,9 +111,10 @@ def _parser() -> argparse.ArgumentParser:
             help="Rollout setting (default: "
             "the recipe's, the checkpoint's, else " + repr(getattr(RolloutSettings(), name)) + ").",
         )
-    p.add_argument("--valid-actions-only", dest="valid_actions_only", action=argparse.BooleanOptionalAction,
-                   default=None, help="Sample actions only among those the page offers (default: the recipe's, "
-                                      "the checkpoint's, else off).")
+    p.add_argument("--allowed-actions-only", dest="allowed_actions_only", action=argparse.BooleanOptionalAction,
+                   default=None, help="Sample actions only among info['allowed_actions'] where the environment "
+                                      "lists them (default: the recipe's, the checkpoint's, else off; formerly "
+                                      "--valid-actions-only).")
     p.add_argument("--seed", type=int, default=0, help="Seed of resets and sampling.")
     p.add_argument("--batch-size", type=int, default=64, help="Episodes played at once.")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu).")
@@ -183,7 +196,8 @@ def _validate(args: argparse.Namespace) -> None:
 # old spelling -> current one (accepted with a deprecation line)
 _RENAMED = {"--env": "--env-id", **underscore_flags(("env_id", "env_kwargs", "num_tasks", "top_p", "batch_size",
                                                      "experience_uri", "experience_top_k", "experience_threshold",
-                                                     "observation_shaping", *_ROLLOUT_FLAGS))}
+                                                     "observation_shaping", *_ROLLOUT_FLAGS)),
+            **renamed_option_flags(RENAMED_OPTIONS)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     oracle = args.checkpoint == "oracle"
     settings: dict[str, Any] = {} if oracle else _checkpoint_defaults(Path(args.checkpoint))
     if args.config:
-        settings.update({key: v for key, v in read_yaml(args.config).items() if v is not None})
+        recipe = rename_keys(read_yaml(args.config), RENAMED_OPTIONS, args.config)
+        settings.update({key: v for key, v in recipe.items() if v is not None})
     settings.update({name: getattr(args, name) for name in (*_ROLLOUT_FLAGS, *_ROLLOUT_SWITCHES)
                      if getattr(args, name) is not None})
     env_id = args.env_id or settings.get("env_id")
@@ -242,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy.tokenizer,
             env_id,
             generate=policy.generate,
-            rollout=replace(RolloutSettings.from_config(settings, policy.rollout), valid_actions_only=False),
+            rollout=replace(RolloutSettings.from_config(settings, policy.rollout), allowed_actions_only=False),
             **common,
         )
     else:

@@ -77,7 +77,7 @@ class RolloutSettings:
     max_turn_tokens: int = 32
     max_observation_tokens: int = 512
     system_prompt: str | None = None
-    valid_actions_only: bool = False
+    allowed_actions_only: bool = False
 
     @classmethod
     def from_config(cls, config: Any, base: RolloutSettings | None = None) -> RolloutSettings:
@@ -302,7 +302,7 @@ def evaluate_policy(
         True
     """
     from .generation import rollout_scope
-    from .rollout import ChatCodec, EnvPool, RowSpec, clickable_actions, play_episodes
+    from .rollout import ChatCodec, EnvPool, RowSpec, allowed_actions_in, play_episodes
 
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
@@ -383,7 +383,7 @@ def evaluate_policy(
                     max_turns=settings.max_turns,
                     max_episode_tokens=settings.max_episode_tokens,
                     max_turn_tokens=settings.max_turn_tokens,
-                    allowed_actions=clickable_actions if settings.valid_actions_only else None,
+                    allowed_actions=allowed_actions_in if settings.allowed_actions_only else None,
                     outcome_key="score",
                 )
             if progress:

@@ -53,7 +53,7 @@ def generate_turn(generate: Callable, contexts: list[list[int]], caps: list[int]
     only a backend with ``accepts_allowed`` (:class:`~evolver_train.rollout.IncrementalSampler`) can.
     """
     if allowed is not None and not getattr(generate, "accepts_allowed", False):
-        raise ValueError(f"valid_actions_only needs a generation backend that can restrict sampling "
+        raise ValueError(f"allowed_actions_only needs a generation backend that can restrict sampling "
                          f"(the local sampler); {type(generate).__name__} cannot")
     if getattr(generate, "collective", False):
         width = max(world_lengths(len(contexts), getattr(generate, "process_group", None)))

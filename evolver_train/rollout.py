@@ -32,7 +32,7 @@ from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 from .generation import generate_turn
 
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
-           "play_episodes", "clickable_actions", "allowed_next_tokens", "restriction_record", "GenerateFn"]
+           "play_episodes", "allowed_actions_in", "allowed_next_tokens", "restriction_record", "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -169,7 +169,7 @@ class IncrementalSampler:
     """
 
     accepts_rows = True
-    accepts_allowed = True  # restricts rows to given token sequences (valid_actions_only)
+    accepts_allowed = True  # restricts rows to given token sequences (allowed_actions_only)
 
     def __init__(self, model: Any, *, eos_token_ids: Sequence[int], pad_token_id: int, temperature: float = 1.0,
                  top_k: int = 0, top_p: float = 1.0, generator: torch.Generator | None = None):
@@ -475,19 +475,26 @@ def _step_all(envs: Any, calls: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
     return [envs[i].step(action) for i, action in calls]
 
 
-def clickable_actions(info: dict[str, Any]) -> list[str] | None:
-    """The actions a page allows, from ``info["available_actions"]`` (WebShop's form, as verl-agent reads it).
+def allowed_actions_in(info: dict[str, Any]) -> list[str] | None:
+    """The actions the environment accepts next, from ``info["allowed_actions"]`` (every environment's
+    contract, docs/DESIGN.md): the complete action strings it lists, or ``None`` (any text) where it lists
+    none: the key absent or ``None`` (free text: a search box, code, function calls) or an empty list (an
+    episode or seat with no turn left, nothing to restrict).
 
-    ``click[<c>]`` for each clickable of a page without a search bar; ``None`` (any action) on a page
-    with one, where the search text is free, or when the environment does not say.
+    Raises ``TypeError`` when the environment wrote something other than a list of strings there.
+
+    Example:
+        >>> allowed_actions_in({"allowed_actions": ["VOTE: approve", "VOTE: reject"]})
+        ['VOTE: approve', 'VOTE: reject']
+        >>> allowed_actions_in({"allowed_actions": None}) is None, allowed_actions_in({}) is None
+        (True, True)
     """
-    available = info.get("available_actions") if isinstance(info, dict) else None
-    if not isinstance(available, dict) or available.get("has_search_bar", True):
+    actions = info.get("allowed_actions") if isinstance(info, dict) else None
+    if actions is None:
         return None
-    clickables = available.get("clickables")
-    if not isinstance(clickables, (list, tuple)) or not clickables:
-        return None
-    return [f"click[{c}]" for c in clickables]
+    if not isinstance(actions, (list, tuple)) or not all(isinstance(a, str) for a in actions):
+        raise TypeError(f"info['allowed_actions'] must be a list of action strings or None, got {actions!r:.200}")
+    return list(actions) or None
 
 
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
@@ -506,7 +513,8 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             every rank, in lockstep).
         allowed_actions: ``info -> actions`` the next turn may produce (``None``: any), read from the
             info the last observation came with; sampling is restricted to them token by token
-            (``clickable_actions``: a page's clickables). Needs a sampler with ``accepts_allowed``.
+            (``allowed_actions_in``: the environment's ``info["allowed_actions"]``). Needs a sampler with
+            ``accepts_allowed``.
         prompt_edits: Mechanisms' injections undone (navigation: the experience span); steps and
             anchors record the plain observation, and an edit with ``train`` makes it the training
             prompt (the sampling context keeps the observation as it was).

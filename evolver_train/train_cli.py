@@ -36,10 +36,10 @@ from typing import Any
 
 from trl import ModelConfig
 
-from evolver_gym.cli_args import check_env_kwargs, rename_flags, underscore_flags
+from evolver_gym.cli_args import check_env_kwargs, rename_flags, rename_keys, renamed_option_flags, underscore_flags
 
 from .checkpoints import resolve_resume
-from .config import NO_TASK_SPLIT
+from .config import NO_TASK_SPLIT, RENAMED_OPTIONS
 from .errors import (
     SETTING_RANGES,
     ConfigError,
@@ -181,9 +181,11 @@ def parse_config(argv: list[str]) -> RunConfig:
     of a mechanism that is not enabled raise ``ConfigError`` naming the key and the value.
     """
     parser, mechanisms = _parser(show_all="--help-all" in argv)
-    # Our own options take the dashed spelling (--env-id); the old --env_id still works, with a warning.
-    # TRL's and transformers' options keep both spellings (--output_dir, --output-dir) without one.
-    argv = rename_flags(argv, underscore_flags(_own_options(mechanisms)), "evolver train")
+    # Our own options take the dashed spelling (--env-id); the old --env_id still works, with a warning, and
+    # so does a renamed option's old name (--valid-actions-only). TRL's and transformers' options keep both
+    # spellings (--output_dir, --output-dir) without one.
+    argv = rename_flags(argv, {**underscore_flags(_own_options(mechanisms)), **renamed_option_flags(RENAMED_OPTIONS)},
+                        "evolver train")
     actions = {a.dest: a for a in parser._actions}
     takes_lists = {f.name for dc in parser.dataclass_types for f in fields(dc) if "list" in str(f.type)}
     owner = {f.name: m.name for m in mechanisms for f in fields(m.config_class)}
@@ -205,6 +207,10 @@ def parse_config(argv: list[str]) -> RunConfig:
         path = argv[i + 1]
         del argv[i:i + 2]
         values = read_yaml(path)
+        try:
+            rename_keys(values, RENAMED_OPTIONS, path)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         if "wrapper_kwargs" in values:
             new = migrate_wrapper_kwargs(values.pop("wrapper_kwargs"))
             _warn_migrated(new, path)

@@ -24,7 +24,7 @@ Private methods still overridden, and why:
 * ``_get_per_token_logps_and_entropies`` - the same log-probs on left-aligned rows, without a padding
   mask (SDPA's fast causal path, about 2x faster on CPU); checked equal to TRL's in the tests. Inside
   ``_compute_loss`` it keeps the loss's log-probs for those ratio metrics. Rows sampled under
-  ``valid_actions_only`` are scored under the policy that acted: at each restricted position the softmax
+  ``allowed_actions_only`` are scored under the policy that acted: at each restricted position the softmax
   is renormalised over the allowed tokens (``Episode.restricted``, carried per row as
   ``restricted_tokens``), for the loss, the old and the reference log-probs alike.
 
@@ -66,7 +66,7 @@ from .checkpoints import CheckpointCompletion, last_complete_checkpoint
 from .config import EvolverGRPOConfig
 from .env_workers import EnvWorkerConfig, make_env_pool
 from .generation import VLLMGenerate, rollout_scope
-from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, clickable_actions, play_episodes
+from .rollout import ChatCodec, Episode, IncrementalSampler, PromptEdit, RowSpec, allowed_actions_in, play_episodes
 
 __all__ = ["EvolverGRPOTrainer", "TrainingHooks", "MechanismCallback", "EvaluationCallback", "TimeBudgetCallback",
            "SlowRunWarningCallback",
@@ -194,7 +194,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         # The mechanism whose edit trained each row (Episode.trained_edit indexes this list).
         self._edit_hooks = edit_hooks
         self._capture_logps, self._loss_logps = False, None
-        # Per row, {completion position: allowed tokens} of the batch being scored (valid_actions_only).
+        # Per row, {completion position: allowed tokens} of the batch being scored (allowed_actions_only).
         self._logp_restriction: list[dict[int, list[int]]] | None = None
         clipped = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
         if any(e.train for e in self.prompt_edits) and self.loss_type not in clipped:
@@ -279,7 +279,7 @@ class EvolverGRPOTrainer(GRPOTrainer):
         return play_episodes(
             self.env_pool.take(len(rows)), rows, generate, self.codec, max_turns=args.max_turns,
             max_episode_tokens=args.max_episode_tokens, max_turn_tokens=args.max_turn_tokens,
-            allowed_actions=clickable_actions if args.valid_actions_only else None,
+            allowed_actions=allowed_actions_in if args.allowed_actions_only else None,
             prompt_edits=self.prompt_edits,
             step_rewards=self.labeller.step_rewards if self.labeller is not None else None,
             finish_cut=self._finish_cut_episode if any(h.finish_cut_episode for h in self.hooks) else None,

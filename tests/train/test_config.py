@@ -42,7 +42,7 @@ def _train_error(tmp_path, capsys, *args, config=BASIC):
     (["--wrappers", "questioning", "navigaton"], "unknown mechanism 'navigaton'"),
     (["--sft", '{"max_step": 3}'], "sft: unknown option 'max_step' (did you mean 'max_steps'"),
     (["--sft", '{"max_steps": -1}'], "sft: max_steps must be >= 1, got -1"),
-    (["--valid-actions-only", "true", "--use_vllm", "true"], "valid_actions_only needs the local sampler"),
+    (["--allowed-actions-only", "true", "--use_vllm", "true"], "allowed_actions_only needs the local sampler"),
 ])
 def test_bad_command_line_setting_is_one_line_naming_it_and_writes_nothing(tmp_path, capsys, args, needle):
     assert needle in _train_error(tmp_path, capsys, *args)
@@ -90,6 +90,26 @@ def test_old_wrapper_kwargs_form_loads_with_a_warning_that_shows_the_new_form(tm
     recipe.write_text("model_name_or_path: tiny\nwrappers: [navigation]\nwrapper_kwargs: {navigation: {x: 1}}\n")
     with pytest.raises(ConfigError, match="wrapper_kwargs.navigation.x has no equivalent option"):
         train_cli.parse_config(["--config", str(recipe)])
+
+
+def test_old_name_valid_actions_only_sets_allowed_actions_only_with_one_deprecation_line(tmp_path, capsys):
+    out = ["--output_dir", str(tmp_path / "o")]
+    assert train_cli.parse_config(["--config", BASIC, *out]).train.allowed_actions_only is False
+    run = train_cli.parse_config(["--config", BASIC, "--allowed-actions-only", "true", *out])
+    assert run.train.allowed_actions_only is True
+    assert "deprecated" not in capsys.readouterr().err
+    recipe = tmp_path / "old.yaml"
+    recipe.write_text("model_name_or_path: tiny\nvalid_actions_only: true\n")
+    assert train_cli.parse_config(["--config", str(recipe), *out]).train.allowed_actions_only is True
+    assert capsys.readouterr().err.splitlines() == [
+        f"{recipe}: valid_actions_only is deprecated; use allowed_actions_only"]
+    for flag in ("--valid-actions-only", "--valid_actions_only"):
+        assert train_cli.parse_config(["--config", BASIC, flag, "true", *out]).train.allowed_actions_only is True
+        assert capsys.readouterr().err.splitlines() == [
+            f"evolver train: {flag} is deprecated; use --allowed-actions-only"]
+    recipe.write_text("model_name_or_path: tiny\nvalid_actions_only: true\nallowed_actions_only: false\n")
+    with pytest.raises(ConfigError, match="valid_actions_only is the old name of allowed_actions_only"):
+        train_cli.parse_config(["--config", str(recipe), *out])
 
 
 def test_help_is_grouped_with_a_section_per_mechanism_and_short(capsys):

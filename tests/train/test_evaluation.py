@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium as gym
 import pytest
@@ -458,21 +459,48 @@ def test_eval_and_train_refuse_a_folder_that_holds_no_checkpoint(tmp_path, capsy
     assert not out.exists()
 
 
-def test_eval_cli_valid_actions_only_is_recorded_and_off_by_default(tiny_checkpoint, tmp_path):
+def test_a_checkpoint_recorded_before_the_rename_keeps_its_setting(tmp_path):
+    import torch
+
+    from evolver_train.eval_cli import _checkpoint_defaults
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, record in ((old, {"valid_actions_only": True}), (new, {"allowed_actions_only": True})):
+        folder.mkdir()
+        torch.save(SimpleNamespace(env_id=WEBSHOP, max_turns=3, **record), folder / "training_args.bin")
+    assert _checkpoint_defaults(old) == _checkpoint_defaults(new) == {
+        "env_id": WEBSHOP, "max_turns": 3, "allowed_actions_only": True}
+
+
+def test_eval_cli_allowed_actions_only_is_recorded_and_off_by_default(tiny_checkpoint, tmp_path, capsys):
     argv = ["eval", "--checkpoint", str(tiny_checkpoint), "--env-id", WEBSHOP, "--split", "dev", "--k", "1",
             "--num-tasks", "2", "--env-kwargs", json.dumps(WEBSHOP_KW), "--max-turns", "2", "--max-turn-tokens", "8",
             "--quiet"]
+
+    def recorded(name):
+        return json.loads((tmp_path / name).read_text())["rollout"]["allowed_actions_only"]
+
     assert evolver_main([*argv, "--out", str(tmp_path / "free.json")]) == 0
-    assert evolver_main([*argv, "--valid-actions-only", "--out", str(tmp_path / "valid.json")]) == 0
-    assert json.loads((tmp_path / "free.json").read_text())["rollout"]["valid_actions_only"] is False
-    assert json.loads((tmp_path / "valid.json").read_text())["rollout"]["valid_actions_only"] is True
+    assert evolver_main([*argv, "--allowed-actions-only", "--out", str(tmp_path / "allowed.json")]) == 0
+    assert recorded("free.json") is False and recorded("allowed.json") is True
+    assert "deprecated" not in capsys.readouterr().err
     recipe = tmp_path / "recipe.yaml"  # a recipe that turns it on, turned off again on the command line
-    recipe.write_text("valid_actions_only: true\n")
-    assert evolver_main([*argv, "--config", str(recipe), "--no-valid-actions-only",
+    recipe.write_text("allowed_actions_only: true\n")
+    assert evolver_main([*argv, "--config", str(recipe), "--no-allowed-actions-only",
                          "--out", str(tmp_path / "off.json")]) == 0
-    assert json.loads((tmp_path / "off.json").read_text())["rollout"]["valid_actions_only"] is False
+    assert recorded("off.json") is False
+    # The old name, as a flag or a recipe key, still works, with one deprecation line each.
+    assert evolver_main([*argv, "--valid-actions-only", "--out", str(tmp_path / "old_flag.json")]) == 0
+    assert recorded("old_flag.json") is True
+    err = capsys.readouterr().err
+    assert err.count("evolver eval: --valid-actions-only is deprecated; use --allowed-actions-only") == 1, err
+    recipe.write_text("valid_actions_only: true\n")
+    assert evolver_main([*argv, "--config", str(recipe), "--out", str(tmp_path / "old_key.json")]) == 0
+    assert recorded("old_key.json") is True
+    err = capsys.readouterr().err
+    assert err.count(f"{recipe}: valid_actions_only is deprecated; use allowed_actions_only") == 1, err
     # the oracle plays its own plan: the switch does not apply to it
     assert evolver_main(["eval", "--checkpoint", "oracle", "--env-id", WEBSHOP, "--split", "dev", "--num-tasks", "2",
-                         "--env-kwargs", json.dumps(WEBSHOP_KW), "--valid-actions-only", "--quiet",
+                         "--env-kwargs", json.dumps(WEBSHOP_KW), "--allowed-actions-only", "--quiet",
                          "--out", str(tmp_path / "oracle.json")]) == 0
     assert json.loads((tmp_path / "oracle.json").read_text())["success_rate"] == 1.0

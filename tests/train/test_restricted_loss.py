@@ -1,4 +1,4 @@
-"""The loss of a row sampled under ``valid_actions_only`` is the acting policy's.
+"""The loss of a row sampled under ``allowed_actions_only`` is the acting policy's.
 
 Sampling is restricted to the allowed actions token by token, so the policy that acted is the model's
 distribution renormalised over the allowed tokens at each restricted position. The sampler reports
@@ -24,11 +24,10 @@ CLICKABLES = ["3", "7", "8"]
 
 
 class ClickGuessEnv(GuessEnv):
-    """The guessing game on a page without a search bar: only ``click[3]``, ``click[7]``, ``click[8]``."""
+    """The guessing game with three allowed actions: ``click[3]``, ``click[7]``, ``click[8]``."""
 
     def _info(self, **extra: Any) -> dict[str, Any]:
-        return {**super()._info(**extra),
-                "available_actions": {"has_search_bar": False, "clickables": list(CLICKABLES)}}
+        return {**super()._info(**extra), "allowed_actions": [f"click[{c}]" for c in CLICKABLES]}
 
 
 def _policy():
@@ -45,7 +44,7 @@ def _trainer(tmp_path, **kw) -> EvolverGRPOTrainer:
     model, tok = _policy()
     params = dict(output_dir=str(tmp_path / "out"), per_device_train_batch_size=8, num_generations=4, max_steps=1,
                   learning_rate=1e-2, max_turns=3, max_episode_tokens=200, max_turn_tokens=8, report_to="none",
-                  save_strategy="no", rollout_seed=1, disable_tqdm=True, valid_actions_only=True, loss_type="dapo",
+                  save_strategy="no", rollout_seed=1, disable_tqdm=True, allowed_actions_only=True, loss_type="dapo",
                   beta=0.0)
     params.update(kw)
     return EvolverGRPOTrainer(model, EvolverGRPOConfig(**params), ClickGuessEnv, tasks=ClickGuessEnv().tasks(),

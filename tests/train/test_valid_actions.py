@@ -1,4 +1,4 @@
-"""Sampling restricted to the actions a page offers (``valid_actions_only``)."""
+"""Sampling restricted to the actions the environment lists, ``info["allowed_actions"]`` (``allowed_actions_only``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from evolver_train.rollout import (
     ChatCodec,
     IncrementalSampler,
     RowSpec,
+    allowed_actions_in,
     allowed_next_tokens,
-    clickable_actions,
     play_episodes,
 )
 
@@ -32,12 +32,18 @@ def test_allowed_next_tokens_follows_every_sequence_the_prefix_is_on():
     assert allowed_next_tokens(sequences, [4]) == set()  # off every sequence
 
 
-def test_clickable_actions_reads_available_actions():
-    assert clickable_actions({"available_actions": {"has_search_bar": True, "clickables": ["search"]}}) is None
-    assert clickable_actions({"available_actions": {"has_search_bar": False, "clickables": ["1", "next >"]}}) == [
-        "click[1]", "click[next >]"]
-    assert clickable_actions({}) is None  # the environment does not say: any action
-    assert clickable_actions({"available_actions": {"has_search_bar": False, "clickables": []}}) is None
+def test_allowed_actions_in_reads_only_the_contract():
+    assert allowed_actions_in({"allowed_actions": ["click[1]", "click[next >]"]}) == ["click[1]", "click[next >]"]
+    assert allowed_actions_in({"allowed_actions": ("VOTE: approve",)}) == ["VOTE: approve"]
+    assert allowed_actions_in({"allowed_actions": None}) is None  # free text
+    assert allowed_actions_in({}) is None  # the environment does not say: any action
+    assert allowed_actions_in({"allowed_actions": []}) is None  # no turn left: nothing to restrict
+    # WebShop's own form is not read: only the contract's key is.
+    assert allowed_actions_in({"available_actions": {"has_search_bar": False, "clickables": ["1"]}}) is None
+    with pytest.raises(TypeError, match="list of action strings"):
+        allowed_actions_in({"allowed_actions": "click[1]"})
+    with pytest.raises(TypeError, match="list of action strings"):
+        allowed_actions_in({"allowed_actions": [1, 2]})
 
 
 def _sampler(model, tok, seed):
@@ -90,7 +96,7 @@ def test_a_backend_that_cannot_restrict_is_refused():
     def generate(contexts, caps):
         return [[0] for _ in contexts], [[0.0] for _ in contexts]
 
-    with pytest.raises(ValueError, match="valid_actions_only"):
+    with pytest.raises(ValueError, match="allowed_actions_only"):
         generate_turn(generate, [[1]], [4], [0], allowed=[None])
     assert generate_turn(generate, [[1]], [4], [0]) == ([[0]], [[0.0]])
 
@@ -101,18 +107,19 @@ def _shaped_webshop():
     return shape_environment(gym.make("evolver/WebShop-v0", **WEBSHOP), SHAPING)
 
 
-def test_shaped_webshop_lists_the_clickables_it_shows_and_each_one_is_valid():
+def test_shaped_webshop_lists_the_clicks_it_shows_and_each_one_is_valid():
     env = _shaped_webshop()
     obs, info = env.reset(seed=0, options={"split": "dev", "index": 0})
+    assert allowed_actions_in(info) is None  # the search page: the search text is free
     obs, _, _, _, info = env.step("search[" + info["instruction"] + "]")
-    clickables = info["available_actions"]["clickables"]
-    assert [c for c in clickables if c.isdigit()] == ["1", "2", "3", "4", "5"]  # by position, top 5 only
-    assert not any(c.startswith("b0") for c in clickables)
-    for c in clickables:  # every listed clickable is accepted from this page
+    allowed = allowed_actions_in(info)
+    assert [a for a in allowed if a[6:-1].isdigit()] == [f"click[{i}]" for i in range(1, 6)]  # by position, top 5
+    assert not any(a.startswith("click[b0") for a in allowed)
+    for action in allowed:  # every listed action is accepted from this page
         probe = _shaped_webshop()
         _, probe_info = probe.reset(seed=0, options={"split": "dev", "index": 0})
         probe.step("search[" + probe_info["instruction"] + "]")
-        assert probe.step(f"click[{c}]")[4]["action_valid"], c
+        assert probe.step(action)[4]["action_valid"], action
         probe.close()
     env.close()
 
@@ -132,8 +139,8 @@ def test_tiny_webshop_policy_makes_no_invalid_click_when_restricted():
     rows = [RowSpec(task=t.to_dict(), seed=1, group=i) for i, t in enumerate(tasks)]
 
     def search_then_click(info):  # the search text is free for the policy; forced here to reach the pages
-        return [f"search[{info['instruction']}]"] if info["available_actions"]["has_search_bar"] else \
-            clickable_actions(info)
+        listed = allowed_actions_in(info)
+        return [f"search[{info['instruction']}]"] if listed is None else listed
 
     def play(allowed_actions):
         envs = [_shaped_webshop() for _ in rows]
@@ -149,3 +156,54 @@ def test_tiny_webshop_policy_makes_no_invalid_click_when_restricted():
     assert sum(len(ep.steps) for ep in restricted) > len(rows)  # past the search page
     assert all(step.info["action_valid"] for ep in restricted for step in ep.steps)
     assert sum(ep.invalid_actions for ep in play(None)) > 0  # the same policy, free, clicks what is not there
+
+
+def test_trainer_samples_only_the_listed_actions_on_an_avalon_seat(tmp_path):
+    """Restricted sampling reads only ``info["allowed_actions"]``: it works on a game as on a shop."""
+    import arena  # noqa: F401 - registers evolver/AvalonSeat-v0
+    from arena.avalon.actions import ActionCodec
+    from evolver_train.config import EvolverGRPOConfig
+    from evolver_train.policy import TinyPolicyConfig, build_policy
+    from evolver_train.trainer import EvolverGRPOTrainer
+
+    kwargs = {"num_players": 5, "opponents": "random", "deal_key": "allowed-actions-test"}
+
+    def make_env():
+        return gym.make("evolver/AvalonSeat-v0", **kwargs)
+
+    env = make_env()
+    tasks = env.unwrapped.tasks("train")[:4]
+    protocol = ActionCodec(5)  # the tokenizer knows every reply the text protocol reads
+    model, tok = build_policy("tiny", env=env, tasks=tasks, seed=0,
+                              extra_texts=[protocol.describe(c) for c in range(1, protocol.size)],
+                              size=TinyPolicyConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                                    intermediate_size=64))
+    env.close()
+
+    def play(allowed_actions_only):
+        config = EvolverGRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4,
+                                   max_steps=1, max_turns=10, max_episode_tokens=4000, max_turn_tokens=12,
+                                   max_observation_tokens=48, report_to="none", save_strategy="no", rollout_seed=1,
+                                   disable_tqdm=True, allowed_actions_only=allowed_actions_only)
+        trainer = EvolverGRPOTrainer(model, config, make_env, tasks=tasks, processing_class=tok)
+        trainer.model.eval()
+        rows = trainer._row_specs([trainer.train_dataset[0]["prompt"]] * 4, "train")
+        return trainer._play(rows, trainer._generate_fn(1.0, 0)), trainer.codec
+
+    episodes, codec = play(True)
+    restricted_steps = 0
+    for ep in episodes:
+        before = [ep.reset_info] + [step.info for step in ep.steps[:-1]]  # the info each action answered
+        for info, step in zip(before, ep.steps):
+            listed = info["allowed_actions"]
+            if listed is None:  # discussion: any text is speech, sampling is free
+                continue
+            # The sampled tokens are exactly one listed action's (the tokenizer writes it in lower case).
+            assert codec.action_ids(step.action) in [codec.action_ids(a) for a in listed], (step.action, listed)
+            assert step.action in {a.lower() for a in listed} and step.info["action_valid"], step.action
+            restricted_steps += 1
+        assert ep.restricted  # the positions sampled under the restriction are recorded for the loss
+    assert restricted_steps >= len(episodes)
+    # The same untrained policy, free, says what the game does not accept.
+    free, _ = play(False)
+    assert sum(ep.invalid_actions for ep in free) > 0

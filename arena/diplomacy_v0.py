@@ -69,8 +69,11 @@ leading `ORDERS:` are ignored, `;` also separates orders. Units without an order
 disband). `PASS` or an empty reply orders nothing. Press stage: `TO <POWER>: text` or `TO ALL:
 text` lines, or `PASS`. `<think>...</think>` is dropped before reading.
 
-The legal orders are listed in the text and in `info["legal_actions"]` (every legal order line of
-the power this phase; an action is a set of these lines, at most one per unit).
+The legal orders are listed in the text and in `info["legal_orders"]` (unit location -> its legal
+order lines this phase; an action is a set of these lines, at most one per unit). Such a set is not
+one of a list of replies, so `info["allowed_actions"]` is `None` for a power with several units to
+order (and in press, which is free text); a power ordering one unit gets that unit's orders and
+`PASS` there, each a complete reply.
 
 **Discrete view** (`variant="discrete"`, turn-based only, no press): a power orders its units one
 per step, in sorted location order (`info["ordering"]` names the location, and the features mark
@@ -102,8 +105,12 @@ gets its **sum-of-squares** score, its centres squared over the sum of all power
 
 Every step: `phase` (engine name, `S1901M`), `phase_type` (movement, retreats, adjustments, end),
 `stage` (press, orders, end), `acting`, `ordering` (the discrete view's unit location, else None),
-own `power`, `centers`, `units`, `invalid_actions`, `error`, `legal_actions` (text variant); at the
-end also `winner`, `end_reason` (solo, year_limit), `scores`, `supply_centers`.
+own `power`, `centers`, `units`, `invalid_actions`, `error`; in the text variant `legal_orders`
+(`{location: [order, ...]}` while the power is due to order, else `{}`), `allowed_actions` (the
+complete replies when they are few: the orders of a power's only unit and `PASS`; `None` for a set of
+orders or press; `[]` when the power is not due) and `legal_actions` (deprecated, removed in 0.2: every
+order line of `legal_orders` in one list); at the end also `winner`, `end_reason` (solo, year_limit),
+`scores`, `supply_centers`. The discrete variant's choices are its `action_mask`.
 
 ### Rendering
 

@@ -57,8 +57,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     Example:
         >>> e = raw_env(max_year=1901)
         >>> e.reset(seed=0)
-        >>> e.agent_selection, e.infos["austria"]["legal_actions"][:2]
-        ('austria', ['A BUD - GAL', 'A BUD - RUM'])
+        >>> e.agent_selection, e.infos["austria"]["legal_orders"]["BUD"][:2], e.infos["austria"]["allowed_actions"]
+        ('austria', ['A BUD - GAL', 'A BUD - RUM'], None)
         >>> e.step("A BUD - SER\\nA VIE - GAL\\nF TRI - ALB")
         >>> e.agent_selection, e.infos["austria"]["phase"]
         ('england', 'S1901M')
@@ -297,12 +297,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 "units": len(g.units(p)),
                 "invalid_actions": self._invalid[a],
                 "error": self._errors[a],
-                "legal_actions": (
-                    [o for orders in g.legal_orders(p).values() for o in orders]
-                    if acting and g.stage == "orders" and self.variant == "text"
-                    else []
-                ),
             }
+            if self.variant == "text":
+                legal = g.legal_orders(p) if acting and g.stage == "orders" else {}
+                info["legal_orders"] = {loc: list(orders) for loc, orders in legal.items()}
+                info["allowed_actions"] = self._allowed_actions(acting, legal)
+                # Deprecated until 0.2: every legal order line, of all units in one list.
+                info["legal_actions"] = [o for orders in legal.values() for o in orders]
+            else:
+                info["legal_actions"] = []  # deprecated until 0.2; the discrete view's choices are its mask
             if acting and self.variant == "discrete":
                 cursor = self._cursor_of(p)
                 info["ordering"] = cursor.loc if cursor is not None else None
@@ -310,6 +313,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 info.update(winner=g.winner, end_reason=g.end_reason, scores=scores,
                             supply_centers={q: len(g.centers(q)) for q in POWERS})
             self.infos[a] = info
+
+    def _allowed_actions(self, acting: bool, legal: dict[str, list[str]]) -> list[str] | None:
+        """The text variant's ``info["allowed_actions"]`` (see the manual's Info section)."""
+        if not acting or self.game.done:
+            return []
+        if self.game.stage == "press" or len(legal) > 1:
+            return None  # free press, or a set of orders (one line per unit): not one list of replies
+        return [*(o for orders in legal.values() for o in orders), "PASS"]  # one unit: one order, or none
 
     # -- rendering --------------------------------------------------------------------------
     def render(self) -> str | None:

@@ -85,7 +85,7 @@ def test_datc_6_a_1_move_to_a_non_neighbour_is_refused():
     e.step("F NTH - PIC")
     assert "not a legal order" in e.infos["england"]["error"]
     assert e.infos["england"]["invalid_actions"] == 1 and e.agent_selection == "england"  # asked again
-    assert "F NTH - PIC" not in e.infos["england"]["legal_actions"]
+    assert "F NTH - PIC" not in e.infos["england"]["allowed_actions"]  # one unit: its orders are listed
 
 
 def test_datc_6_a_11_simple_bounce():
@@ -130,10 +130,60 @@ def test_dislodged_unit_retreats_but_not_where_the_attack_came_from():
         e.step(_orders[e.agent_selection])
     g = e.game
     assert g.phase == "S1901R" and e.agent_selection == "germany"
-    legal = e.infos["germany"]["legal_actions"]
+    legal = e.infos["germany"]["legal_orders"]["MUN"]
     assert "A MUN D" in legal and "A MUN R BOH" not in legal and "A MUN R RUH" in legal
     e.step("A MUN R RUH")
     assert g.units("GERMANY") == ["A RUH"] and "A MUN" in g.units("AUSTRIA")
+
+
+def _replay(start, replies, press_rounds=0):
+    """A text env from ``start`` after the replies ``[(agent, reply), ...]``."""
+    e = diplomacy_v0.raw_env(max_year=1902, press_rounds=press_rounds)
+    e.reset(seed=0, options={"start": start})
+    for agent, reply in replies:
+        assert e.agent_selection == agent
+        e.step(reply)
+    return e
+
+
+@pytest.mark.parametrize("press_rounds", [0, 1])
+def test_allowed_actions_list_one_units_replies_and_legal_orders_every_units_orders(press_rounds):
+    start = {"units": {"FRANCE": ["A PAR"], "GERMANY": ["A MUN", "A BER"], "ITALY": ["A VEN"]}}
+    e = _replay(start, [], press_rounds)
+    rng = np.random.default_rng(press_rounds)
+    played, listed, stages = [], 0, set()
+    while not e.game.done and e.game.phase[1:5] == "1901":
+        agent = e.agent_selection
+        info = e.infos[agent]
+        for other in e.agents:  # a power that is not due has nothing to send
+            if other != agent and not e.infos[other]["acting"]:
+                assert e.infos[other]["allowed_actions"] == [] and e.infos[other]["legal_orders"] == {}
+        allowed, orders = info["allowed_actions"], info["legal_orders"]
+        stages.add(info["stage"])
+        if info["stage"] == "press":
+            assert allowed is None and orders == {}  # press is free text
+            reply = "PASS"
+        elif len(orders) > 1:
+            assert allowed is None  # a set of orders, one per unit, is not one listed reply
+            assert all(isinstance(unit, list) and unit for unit in orders.values())
+            for order in (o for unit in orders.values() for o in unit):  # each one is a legal order line
+                assert check_orders(e.game, info["power"], order)[1] == [], order
+            assert info["legal_actions"] == [o for unit in orders.values() for o in unit]  # the deprecated list
+            reply = "\n".join(str(rng.choice(unit)) for unit in orders.values())
+        else:
+            assert allowed == [*next(iter(orders.values())), "PASS"], allowed
+            for candidate in allowed:  # each listed reply, played from here, is accepted as it is
+                probe = _replay(start, played, press_rounds)
+                probe.step(candidate)
+                assert probe.infos[agent]["invalid_actions"] == 0 and probe.agent_selection != agent, candidate
+                listed += 1
+            probe = _replay(start, played, press_rounds)
+            probe.step("A PAR - MOS")  # a reply the list does not hold is refused
+            assert probe.infos[agent]["invalid_actions"] == 1
+            reply = allowed[int(rng.integers(len(allowed)))]
+        played.append((agent, reply))
+        e.step(reply)
+    assert listed > 0 and ("press" in stages) == (press_rounds > 0)
 
 
 # -- orders, press, retries -------------------------------------------------------------------
@@ -379,7 +429,7 @@ def test_discrete_view_passes_the_api_test_and_plays_whole_games():
             e.step(None)
             continue
         mask = obs["action_mask"]
-        assert mask[0] == 1 and info["ordering"] is not None and info["legal_actions"] == []
+        assert mask[0] == 1 and info["ordering"] is not None and "allowed_actions" not in info  # the mask says
         seen.add(info["phase"][-1])
         e.step(rng.choice(np.flatnonzero(mask)))
     assert info["end_reason"] == "year_limit" and info["invalid_actions"] == 0 and "A" in seen

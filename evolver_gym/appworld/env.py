@@ -89,8 +89,9 @@ class AppWorldEnv(gym.Env[str, str]):
     Terminated when ``apis.supervisor.complete_task`` is called; truncated after ``max_steps``.
 
     ## Information
-    Every step: ``task`` (public), ``instruction``, ``step``, ``action_valid``, ``error`` (when
-    invalid), ``progress`` (privileged: share of the do-nothing-failing tests now passing),
+    Every step: ``task`` (public), ``instruction``, ``step``, ``action_valid``, ``allowed_actions``
+    (always ``None``: any code may be submitted), ``error`` (when invalid), ``progress`` (privileged:
+    share of the do-nothing-failing tests now passing),
     ``fault`` (sandbox fault, if any: ``timeout``, ``crash``, ``memory``, ``recursion``, ``limit``,
     ``unsafe``), ``interpreter_restarted`` (when the cell ran in a fresh interpreter). At the end:
     ``success``, ``score`` (``1.0``/``0.0``),
@@ -247,6 +248,7 @@ class AppWorldEnv(gym.Env[str, str]):
             "instruction": self._task.instruction,
             "step": self._steps,
             "action_valid": action_valid,
+            "allowed_actions": None,  # any code may be submitted
             "progress": self._progress(),
         }
         if error is not None:

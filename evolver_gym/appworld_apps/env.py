@@ -116,8 +116,9 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     Terminated by ``apis.supervisor.complete_task(...)``; truncated after ``max_steps``.
 
     ## Information
-    Every step: ``task`` (public view), ``instruction``, ``step``, ``action_valid``, ``progress`` (privileged:
-    share of the do-nothing-failing tests passing now), ``error`` (when invalid),
+    Every step: ``task`` (public view), ``instruction``, ``step``, ``action_valid``, ``allowed_actions`` (always
+    ``None``: any code or tool call may be submitted), ``progress`` (privileged: share of the
+    do-nothing-failing tests passing now), ``error`` (when invalid),
     ``fault`` (sandbox fault), ``interpreter_restarted``. At the end: ``success``, ``score``, ``evaluation``.
 
     ## Arguments
@@ -243,6 +244,7 @@ class AppWorldAppsEnv(gym.Env[str, str]):
             "instruction": self._task.instruction,
             "step": self._steps,
             "action_valid": valid,
+            "allowed_actions": None,  # any code or tool call may be submitted
             "progress": self._progress(),
         }
         if error is not None:

@@ -122,8 +122,9 @@ class BFCLEnv(gym.Env[str, str]):
 
     ## Information
     Every step: ``task`` (public), ``instruction``, ``step``, ``turn`` (the turn now being played),
-    ``turn_step`` (calling steps in it), ``action_valid``, ``handback`` (the reply ended a turn),
-    ``handback_reason``, ``calls`` and ``results`` (what ran), ``error`` (invalid or refused replies),
+    ``turn_step`` (calling steps in it), ``action_valid``, ``allowed_actions`` (always ``None``: any text is
+    a reply), ``handback`` (the reply ended a turn), ``handback_reason``, ``calls`` and ``results`` (what
+    ran), ``error`` (invalid or refused replies),
     ``progress`` (privileged: the share of all turns whose end state matched the ground truth's; the turn
     being played counts while the live state equals its ground-truth end state, so the calling step that
     completes a turn's changes is the one whose progress rises). At the end: ``success``, ``score``,
@@ -279,6 +280,7 @@ class BFCLEnv(gym.Env[str, str]):
     def _info(self, action_valid: bool, **extra: Any) -> dict[str, Any]:
         info = {"task": self._task.public(), "instruction": self._task.instruction, "step": self._steps,
                 "turn": self._turn, "turn_step": self._turn_steps, "action_valid": action_valid,
+                "allowed_actions": None,  # any reply: function calls or a message
                 "progress": self._progress()}
         info.update({k: v for k, v in extra.items() if v is not None})
         return info

@@ -1,7 +1,7 @@
 """Exploration: play an environment from the start states of seed tasks and record what happens.
 
 * ``ExplorationPolicy`` - the protocol: ``reset(task, rng)`` then ``__call__(obs, info) -> action``.
-* ``RandomExplorer`` - random over ``info["available_actions"]`` (novel actions first), or samples
+* ``RandomExplorer`` - random over ``info["allowed_actions"]`` (novel actions first), or samples
   from the action space when the environment does not list its actions.
 * ``LLMExplorer`` - a curiosity-driven LLM guided by the environment's ``profile()``: breadth first,
   then depth with a myopic window, temperature 1.
@@ -61,7 +61,8 @@ class RandomExplorer:
     With ``info["available_actions"]`` (WebShop style ``{"has_search_bar", "clickables"}``) it
     clicks a clickable not clicked yet in this episode when it can, and searches with 1-3 words
     drawn from the seed instruction and the profile vocabulary. Otherwise, with a list of actions in
-    ``info["available_actions"]`` it picks one; else it samples the action space.
+    ``info["allowed_actions"]`` (the environment contract's) it picks one; else it samples the action
+    space. A list under ``available_actions`` is still read, as the old name, until 0.2.
     """
 
     def __init__(self, profile: dict[str, Any] | None = None, action_space: Any = None, *,
@@ -98,14 +99,14 @@ class RandomExplorer:
             else:
                 options = fresh or clicks
                 action = options[int(self.rng.integers(len(options)))] if options else f"search[{self._query()}]"
-        elif isinstance(avail, (list, tuple)) and avail:
-            fresh = [a for a in avail if a not in self.taken] or list(avail)
+        elif listed := info.get("allowed_actions") or (avail if isinstance(avail, (list, tuple)) else None):
+            fresh = [a for a in listed if a not in self.taken] or list(listed)
             action = str(fresh[int(self.rng.integers(len(fresh)))])
         elif self.action_space is not None:
             self.action_space.seed(int(self.rng.integers(2**31)))
             action = str(self.action_space.sample())
         else:
-            raise ValueError("RandomExplorer needs info['available_actions'] or an action_space to sample from")
+            raise ValueError("RandomExplorer needs info['allowed_actions'] or an action_space to sample from")
         self.taken.add(action)
         return action
 

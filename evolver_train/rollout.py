@@ -497,6 +497,17 @@ def allowed_actions_in(info: dict[str, Any]) -> list[str] | None:
     return list(actions) or None
 
 
+def _listed_action_ids(codec: ChatCodec, action: str) -> list[int]:
+    """The ids sampling is restricted to for a listed action; refused when the tokenizer cannot spell it
+    (an unknown word would be sampled as ``<unk>`` and decoded as another action)."""
+    ids = codec.action_ids(action)
+    unk = getattr(codec.tokenizer, "unk_token_id", None)
+    if unk is not None and unk in ids:
+        raise ValueError(f"the environment allows {action!r}, which the tokenizer cannot spell (<unk>); build "
+                         "the tokenizer with the environment's action texts (build_policy's extra_texts)")
+    return ids
+
+
 def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: GenerateFn, codec: ChatCodec, *,
                   max_turns: int, max_episode_tokens: int, max_turn_tokens: int,
                   allowed_actions: Callable[[dict[str, Any]], Sequence[str] | None] | None = None,
@@ -584,7 +595,7 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
             allowed = []
             for i in active:
                 actions = allowed_actions(episodes[i].final_info)  # the info of the last observation
-                allowed.append(None if actions is None else [codec.action_ids(a) for a in actions])
+                allowed.append(None if actions is None else [_listed_action_ids(codec, a) for a in actions])
         result = generate_turn(generate, [contexts[i] for i in active], caps, active, allowed)
         if result is None:  # nothing left to generate (on any rank, for a collective backend)
             break

@@ -207,3 +207,12 @@ def test_trainer_samples_only_the_listed_actions_on_an_avalon_seat(tmp_path):
     # The same untrained policy, free, says what the game does not accept.
     free, _ = play(False)
     assert sum(ep.invalid_actions for ep in free) > 0
+
+
+def test_a_listed_action_the_tokenizer_cannot_spell_is_refused_by_name():
+    model, tok = tiny_policy()
+    codec = ChatCodec(tok)
+    rows = [RowSpec(task=GuessEnv().tasks()[0].to_dict(), seed=0, group=0)]
+    with pytest.raises(ValueError, match="'guess\\[zebra\\]', which the tokenizer cannot spell"):
+        play_episodes([GuessEnv()], rows, _sampler(model, tok, 0), codec, max_turns=1, max_episode_tokens=100,
+                      max_turn_tokens=8, allowed_actions=lambda info: ["guess[3]", "guess[zebra]"])

@@ -8,7 +8,7 @@
 | Agents             | `agents = ['player_0', ..., 'player_{n-1}']`                    |
 | Agents count       | 5 to 10                                                         |
 | Action shape       | `Discrete(2**n + 4n + 7)` (59 for 5 players, 1071 for 10), or text |
-| Observation        | `Dict(observation=Box, action_mask / legal_mask=Box, text=UnicodeText)` |
+| Observation        | `Dict(observation=Box, action_mask=Box, text=UnicodeText)`      |
 
 A hidden-role social-deduction game. Good (loyal servants of Arthur) tries to succeed three of five
 quests; evil (minions of Mordred) tries to fail three, to stall five proposals in a row, or, once
@@ -74,9 +74,10 @@ A `Dict` built only from what the observing seat may know:
   quest (5), quest teams (5n), own quest cards (5x success/fail), up to 25 proposals x (leader n,
   team n, public votes n, present, approved), roles revealed at the end (8n), winner (2),
   Lady of the Lake holder (n) and past holders (n).
-* `"action_mask"` (discrete) or `"legal_mask"` (text): `Box(0, 1, (N,), int8)` over the flat code;
-  all zeros for seats that are not acting. It depends only on the seat's own information (the
-  Assassin's mask includes Oberon, whom the Assassin cannot see).
+* `"action_mask"` (both variants): `Box(0, 1, (N,), int8)` over the flat code; all zeros for seats
+  that are not acting. It depends only on the seat's own information (the Assassin's mask includes
+  Oberon, whom the Assassin cannot see). The text variant also has it under `"legal_mask"`, the same
+  array, its old name (deprecated, removed in 0.2).
 * `"text"`: the seat's transcript (rules summary, night knowledge, public events, its own hidden
   votes and cards, and when acting the instruction and reply format).
 
@@ -106,7 +107,8 @@ acts: all players vote together, all quest members play their cards together; di
 proposal and the assassination take one step each. Seats with nothing to do get a NOOP-only mask
 (code 0) and their actions are ignored. An invalid action is replaced at once by the seeded
 fallback and counted. In the text variant every seat whose vote or card is due is addressed in its
-text and `legal_actions`; the others read "Waiting for the votes." (or "...quest cards.").
+text and `allowed_actions`; the others read "Waiting for the votes." (or "...quest cards.") and
+have an empty `allowed_actions`.
 `turn_based_parallel_env(...)` is PettingZoo's turn-based view of `raw_env` (one seat acts per step).
 
 ### Rewards
@@ -118,7 +120,11 @@ three_successes_no_assassin, assassination_hit, assassination_miss) and every se
 ### Info
 
 Every step: `phase`, `acting`, own `role` and `side`, `invalid_actions`, `fallback_actions`, `error`;
-text variant also `legal_actions` (reply forms).
+text variant also `allowed_actions`: every reply the seat may give now as the complete text the
+protocol parses (each legal team spelt out, `TEAM: 0, 2`; 252 teams at most, with 10 players), exactly
+the `action_mask`'s codes in words; `None` in discussion, where any text is speech; `[]` for a seat
+with nothing to do. `legal_actions` (the reply forms, templates such as `SAY: <free text>` included) is
+its deprecated predecessor, removed in 0.2.
 
 ### Version History
 

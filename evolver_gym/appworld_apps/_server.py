@@ -13,14 +13,18 @@ over its stdin/stdout, one request, one reply:
   (SQLite's backup API), apply the task's setup calls (``{"as": email, "app", "api", "kwargs"}``: made by
   that person, logged in), set the active task's instruction, then take a snapshot for the diff.
 * ``{"op": "call", "app": A, "api": B, "kwargs": {...}}`` - one API call through the apps' FastAPI
-  routes; reply ``{"status": N, "body": ...}`` as AppWorld's requester returns it.
+  routes; reply ``{"status": N, "body": ...}`` as AppWorld's requester returns it. A path parameter is
+  one path segment (percent-encoded; ``.``, ``..`` and empty refused), so no value reaches another route
+  (``../../admin/credit`` would reach the admin app, which no API exposes).
 * ``{"op": "diff"}`` - every table changed since the reset: added / updated / removed rows.
 * ``{"op": "task_state"}`` - the active task's ``status`` and ``answer``.
 * ``{"op": "apis"}`` - every API with its method, path and parameters (the package's own api docs).
 * ``{"op": "begin"}`` / ``{"op": "rollback"}`` - keep / restore the state before a step (faults).
 * ``{"op": "ping"}``, ``{"op": "stop"}``.
 
-Agent code never runs here: only API calls arrive, already checked by the host's guard.
+Agent code never runs here: only API calls arrive, already checked by the host's guard. The apps sign
+their access tokens with a key published in the package; this process replaces it with a random one
+(``Apps``), so code that knows the package cannot forge a token that logs in as another person.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ import io
 import json
 import os
 import random
+import secrets
 import sqlite3
 import sys
 import traceback
 from datetime import datetime, timedelta
+from urllib.parse import quote
 
 WORLD_VERSION = 2
 NOW = datetime(2023, 5, 18, 12, 0, 0)
@@ -54,6 +60,7 @@ class Apps:
 
         self.docs = {app: {d["api_name"]: d for d in prepare_api_docs(app)} for app in ALL_APPS if app != "admin"}
         self.client = TestClient(build_main_app(list(ALL_APPS))).__enter__()
+        _rekey_logins()
 
     def call(self, app: str, api: str, kwargs: dict) -> tuple[int, object]:
         if app not in self.docs:
@@ -65,7 +72,10 @@ class Apps:
         path = doc["path"]
         for name in list(data):
             if "{" + name + "}" in path:
-                path = path.replace("{" + name + "}", str(data.pop(name)))
+                value = str(data.pop(name))
+                if value in ("", ".", ".."):
+                    return 422, {"message": f"Validation error. Reason: \n{name}: not a valid path parameter"}
+                path = path.replace("{" + name + "}", quote(value, safe=""))  # one segment, never another route
         headers = {}
         if "access_token" in data:
             headers = {"Authorization": f"Bearer {data.pop('access_token')}"}
@@ -94,6 +104,17 @@ class Apps:
         if status != 200:
             raise RuntimeError(f"{app}.{api}({kwargs}) -> {status}: {body}")
         return body
+
+
+def _rekey_logins() -> None:
+    """Give every app's login manager a random signing key for this process (the package's own is public)."""
+    from appworld.common.utils import import_apis_module
+    from fastapi_login.secrets import to_secret
+
+    for app in ALL_APPS:
+        manager = getattr(import_apis_module(app), "logging_manager", None)
+        if manager is not None:
+            manager.secret = to_secret({"algorithms": manager.algorithm, "secret": secrets.token_bytes(32)})
 
 
 class _Models(dict):

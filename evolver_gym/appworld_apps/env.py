@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from evolver_gym.appworld.apis import INT64_MAX, INT64_MIN, _wide_int
 from evolver_gym.appworld.db import TableDiff
 from evolver_gym.appworld.env import render_prompt
 from evolver_gym.appworld.evaluation import Evaluation, _field_ok, evaluate_tests, evaluation_report
@@ -125,7 +126,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     ``split``, ``split_scheme`` (``goal``/``scenario``/``app``: what dev and test hold out whole, see
     :mod:`.tasks`), ``seed`` (world seed), ``max_steps``, ``action_mode``,
     ``timeout_s``, ``cpu_s``, ``memory_mb``, ``max_output_chars``, ``api_limits``, ``python`` (the appworld
-    interpreter; default :func:`~evolver_gym.appworld_apps.backend.find_python`).
+    interpreter; default :func:`~evolver_gym.appworld_apps.backend.find_python`). ``num_calls`` counts the API
+    calls this env has sent to the apps (past the host's checks; integers wider than 64 bits get a 422 there).
 
     Example (needs ``bash scripts/setup.sh appworld-apps``; the first use builds the world, about a minute)::
 
@@ -182,6 +184,7 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         self._task: Task | None = None
         self._steps, self._done, self._last_obs = 0, False, ""
         self._hindsight_env: AppWorldAppsEnv | None = None
+        self.num_calls = 0  # API calls this env has sent to the apps (past the host's checks)
 
     # -- the world ------------------------------------------------------------------------------------
     @property
@@ -259,6 +262,14 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         refused = self._guard.check(kwargs)
         if refused is not None:
             return refused
+        for name, value in kwargs.items():  # the databases store 64-bit integers: wider ones are a client error
+            wide = _wide_int(value)
+            if wide is not None:
+                return 422, {
+                    "message": f"Parameter '{name}' holds an integer of {wide.bit_length()} bits; integers must be "
+                    f"64-bit integers (between {INT64_MIN} and {INT64_MAX})."
+                }
+        self.num_calls += 1
         try:
             reply = self.server.request("call", app=app, api=api, kwargs=kwargs)
         except AppsServerError as e:
@@ -268,6 +279,8 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._task is None:
             raise RuntimeError("call reset() before step()")
+        if action is None:
+            raise TypeError("step() needs an action (a string), got None")
         if self._done:
             return (
                 "The episode has ended; call reset().",
@@ -292,8 +305,7 @@ class AppWorldAppsEnv(gym.Env[str, str]):
         else:
             obs, valid, error = self._step_tool(action)
         obs = printable(obs, self._obs_limit)
-        state = self.server.request("task_state")
-        terminated = state["status"] is not None
+        terminated = self._task_completed()
         truncated = not terminated and self._steps >= self.max_steps
         info = self._info(valid, error and printable(error, 300), fault, restarted)
         reward = 0.0
@@ -339,6 +351,9 @@ class AppWorldAppsEnv(gym.Env[str, str]):
     def diffs(self) -> list[TableDiff]:
         """Every table the episode changed so far (``supervisor.tasks`` included)."""
         return _diffs(self.server.request("diff")["diffs"])
+
+    def _task_completed(self) -> bool:
+        return self.server.request("task_state")["status"] is not None
 
     def _answer(self) -> Any:
         raw = self.server.request("task_state")["answer"]

@@ -11,6 +11,8 @@ import pytest
 from evolver_gym.appworld.apis import REGISTRY, dispatch
 from evolver_gym.appworld.env import AppWorldEnv
 
+from .conftest import FLAVOURS
+
 HUGE = (10**30, -(10**30), 2**63, -(2**63) - 1, 10**4000)
 _FILL = {"string": "a", "integer": 1, "number": 1, "boolean": True, "list": [1], "any": 1}
 
@@ -70,16 +72,12 @@ def test_a_huge_page_index_is_an_empty_page(world):
     assert (status, body) == (200, [])
 
 
-def test_a_cell_gets_a_422_for_a_huge_id():
-    env = AppWorldEnv(split="train", timeout_s=5.0)
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_cell_gets_a_422_for_a_huge_id(flavour):
+    env = flavour.make(split="train", timeout_s=5.0)
     env.reset(options={"split": "train", "index": 0})
     try:
-        obs, *_ = env.step(
-            "pw = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}\n"
-            "me = apis.supervisor.show_profile()\n"
-            "tok = apis.notes.login(username=me['email'], password=pw['notes'])['access_token']\n"
-            "apis.notes.show_note(access_token=tok, note_id=10**30)"
-        )
+        obs, *_ = env.step(flavour.login + f"apis.{flavour.notes}.show_note(access_token=tok, note_id=10**30)")
         assert "Response status code is 422" in obs and "64-bit integer" in obs, obs
     finally:
         env.close()

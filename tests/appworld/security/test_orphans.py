@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import time
 
-from evolver_gym.appworld.env import AppWorldEnv
+import pytest
+
 from evolver_gym.appworld.sandbox import Sandbox, SandboxConfig
 
-from .conftest import no_api
+from .conftest import FLAVOURS, no_api
 
 
 def _running(pid: int) -> bool:
@@ -26,19 +27,23 @@ def _wait_gone(pids, timeout=5.0):
     return [p for p in pids if _running(p)]
 
 
-def test_close_leaves_no_process():
-    env = AppWorldEnv(split="train")
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_close_leaves_no_process(flavour):
+    env = flavour.make(split="train")
     env.reset(options={"split": "train", "index": 0})
     env.step("x = 1")
     sb = env._sandbox
     pids = [sb.zygote_pid, sb.pid, sb._spare.pid]
+    if flavour.real_apps:
+        pids.append(env.server._proc.pid)  # the app server goes with the env
     assert all(_running(p) for p in pids)
     env.close()
     assert _wait_gone(pids) == []
 
 
-def test_reset_and_timeout_leave_no_old_worker():
-    env = AppWorldEnv(split="train", timeout_s=0.5)
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_reset_and_timeout_leave_no_old_worker(flavour):
+    env = flavour.make(split="train", timeout_s=0.5)
     env.reset(options={"split": "train", "index": 0})
     old = [env._sandbox.pid]
     env.step("while True:\n    pass")

@@ -7,9 +7,7 @@ import os
 
 import pytest
 
-from evolver_gym.appworld.env import AppWorldEnv
-
-from .conftest import LOGIN, answers_next_step
+from .conftest import answers_next_step
 
 HUGE_OUTPUTS = {
     "print": "print('x' * 10**7)",
@@ -55,20 +53,21 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def test_huge_api_arguments_do_not_grow_the_host(env):
-    env.step(LOGIN)
+def test_huge_api_arguments_do_not_grow_the_host(env, flavour):
+    env.step(flavour.login)
     rss = _rss_mb()
+    notes = flavour.notes
     for size in (10**6, 10**7, 5 * 10**7):
-        obs, *_, info = env.step(f"apis.notes.create_note(access_token=tok, title='t', content='c' * {size})")
+        obs, *_, info = env.step(f"apis.{notes}.create_note(access_token=tok, title='t', content='c' * {size})")
         assert "too large" in obs, obs[-300:]
         assert len(obs) <= env._obs_limit
-    obs, *_ = env.step("apis.notes.create_note(access_token=tok, title='t', content='c' * 50000)")
+    obs, *_ = env.step(f"apis.{notes}.create_note(access_token=tok, title='t', content='c' * 50000)")
     assert "Response status code is 413" in obs and "Request too large" in obs and "ccccc" not in obs
     sb = env._sandbox  # an escaped cell sends the huge call itself: the host refuses the frame from its header
     res = sb._execute_unguarded(
         "import gc, json\nfrom multiprocessing.connection import Connection\n"
         "w = [o for o in gc.get_objects() if type(o).__name__ == 'Worker'][0]\n"
-        "w.conn.send_bytes(json.dumps({'op': 'call', 'cell': w.cell, 'app': 'notes', 'api': 'create_note', "
+        f"w.conn.send_bytes(json.dumps({{'op': 'call', 'cell': w.cell, 'app': {notes!r}, 'api': 'create_note', "
         "'kwargs': {'content': 'c' * 3 * 2**20}}).encode())",
         env._handler,
     )
@@ -78,25 +77,29 @@ def test_huge_api_arguments_do_not_grow_the_host(env):
     answers_next_step(env)
 
 
-def test_one_episode_cannot_grow_the_world_without_bound(env):
+def test_one_episode_cannot_grow_the_world_without_bound(env, flavour):
     env.reset(options={"split": "train", "index": 0})
-    env.step(LOGIN)
+    env.step(flavour.login + "n = 0")
     limit = env.api_limits.max_episode_request_bytes
-    obs, *_ = env.step(
-        "n = 0\nwhile True:\n    apis.notes.create_note(access_token=tok, title='t', content='c' * 19000)\n    n += 1"
-    )
+    # 20 notes a step, step after step (each well inside the step's time limit on either id's apps), a title
+    # each (AppWorld's notes app refuses a second note of one title), until the episode's budget is spent
+    create = f"apis.{flavour.notes}.create_note(access_token=tok, title='grow-' + str(n), content='c' * 19000)"
+    for _ in range(limit // (20 * 19000) + 2):
+        obs, *_ = env.step(f"for _ in range(20):\n    {create}\n    n += 1")
+        if "429" in obs:
+            break
     assert "Response status code is 429" in obs, obs[-300:]
-    stored = env._dbs.query("notes", "SELECT COALESCE(SUM(LENGTH(content)), 0) AS n FROM notes WHERE title = 't'")
-    assert 0 < stored[0]["n"] <= limit
-    obs, *_ = env.step("apis.notes.create_note(access_token=tok, title='t', content='c' * 19000)")
+    stored = sum(map(len, flavour.notes_titled(env, "grow-", prefix=True)))
+    assert 0 < stored <= limit
+    obs, *_ = env.step(f"apis.{flavour.notes}.create_note(access_token=tok, title='grow-last', content='c' * 19000)")
     assert "429" in obs  # still refused: the budget is spent
     env.reset(options={"split": "train", "index": 0})  # a new episode has a new budget
     answers_next_step(env)
 
 
 @pytest.fixture(scope="module")
-def tool_env():
-    e = AppWorldEnv(split="train", action_mode="tool", max_output_chars=2000)
+def tool_env(flavour):
+    e = flavour.make(split="train", action_mode="tool", max_output_chars=2000)
     e.reset(options={"split": "train", "index": 0})
     yield e
     e.close()
@@ -121,4 +124,4 @@ def test_tool_mode_hostile_actions(tool_env, action):
     obs, reward, terminated, truncated, info = tool_env.step(action)
     assert obs in tool_env.observation_space and len(obs) <= tool_env._obs_limit
     obs, *_, info = tool_env.step('{"name": "api_docs__show_app_descriptions", "arguments": {}}')
-    assert info["action_valid"] and json.loads(obs)[0]["name"] == "phone"
+    assert info["action_valid"] and "phone" in [app["name"] for app in json.loads(obs)]

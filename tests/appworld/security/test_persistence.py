@@ -7,8 +7,6 @@ import random
 
 import pytest
 
-from evolver_gym.appworld.env import AppWorldEnv
-
 from .conftest import answers_next_step
 
 random.seed(1)
@@ -28,8 +26,9 @@ PERSISTENCE = {
     ),
     "JSONEncoder.encode forging replies": (
         "import json\njson.JSONEncoder.encode = lambda self, o: '\"forged\"'",
-        "import json\nprint(json.dumps({'a': 1}), apis.api_docs.show_app_descriptions()[0]['name'])",
-        '{"a": 1} phone',
+        "import json\nprint(json.dumps({'a': 1}), 'phone' in [a['name'] for a in apis.api_docs."
+        "show_app_descriptions()])",
+        '{"a": 1} True',
     ),
     "JSONDecoder.decode": (
         "import json\njson.JSONDecoder.decode = lambda self, s, _w=None: 'forged'",
@@ -66,8 +65,8 @@ PERSISTENCE = {
 
 
 @pytest.fixture(scope="module")
-def env():
-    e = AppWorldEnv(split="train", timeout_s=2.0)
+def env(flavour):
+    e = flavour.make(split="train", timeout_s=2.0)
     yield e
     e.close()
 
@@ -106,12 +105,12 @@ def test_each_episode_has_its_own_process(env):
     assert not os.path.exists(f"/proc/{first}") or open(f"/proc/{first}/stat").read().split(")")[1].split()[0] == "Z"
 
 
-def test_set_order_follows_the_seed():
+def test_set_order_follows_the_seed(flavour):
     """The hash seed comes from the episode seed: two envs (two zygotes) print sets in the same order."""
     code = "print(list({'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'}))"
     outs = []
     for _ in range(2):
-        e = AppWorldEnv(split="train")
+        e = flavour.make(split="train")
         e.reset(options={"split": "train", "index": 0})
         outs.append(e.step(code)[0])
         e.close()

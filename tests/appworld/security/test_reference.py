@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import importlib
 
-from evolver_gym.appworld.env import AppWorldEnv
+import pytest
 
 from .conftest import answers_next_step
 
 
 @pytest.fixture(scope="module")
-def env():
-    e = AppWorldEnv(split="train", timeout_s=2.0, max_steps=10**6)
+def env(flavour):
+    e = flavour.make(split="train", timeout_s=2.0, max_steps=10**6)
     yield e
     e.close()
 
@@ -58,7 +58,7 @@ def test_no_reward_without_solving(env, index):
 
 def test_reference_files_unreadable_from_an_escaped_cell(env):
     env.reset(options={"split": "train", "index": 0})
-    import evolver_gym.appworld.tasks as tasks_module
+    tasks_module = importlib.import_module(type(env).__module__.rsplit(".", 1)[0] + ".tasks")  # its scenarios
 
     out = env._sandbox._execute_unguarded(f"print(open({tasks_module.__file__!r}).read()[:50])", env._handler).output
     assert "PermissionError" in out

@@ -128,10 +128,15 @@ def environment_vocabulary(env: Any) -> list[str]:
     return list(catalog.vocabulary()) if catalog is not None and hasattr(catalog, "vocabulary") else []
 
 
+# Turns an env without reference actions is played (first allowed action) to collect its action words.
+_FIRST_ALLOWED_TURNS = 32
+
+
 def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, vocabulary: bool = True) -> list[str]:
     """The tiny tokenizer's corpus: the env's own vocabulary (``catalog.vocabulary()`` where it has
-    one, unless ``vocabulary`` is False), every task instruction, and the observations and oracle
-    actions of ``episodes`` episodes."""
+    one, unless ``vocabulary`` is False), every task instruction, and the observations and oracle actions
+    of ``episodes`` episodes; an env without reference actions (a game seat) plays its first listed
+    ``info["allowed_actions"]`` instead, and every listed action joins the corpus."""
     from .envs import express_action
     from .seat_rollout import is_multi_seat
 
@@ -143,12 +148,18 @@ def environment_texts(env: Any, tasks: Sequence[Any], *, episodes: int = 64, voc
         texts += environment_vocabulary(env)
     texts += [str(t.instruction) for t in tasks]
     for task in list(tasks)[:episodes]:
-        obs, _ = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
+        obs, info = env.reset(seed=int(getattr(task, "seed", 0) or 0), options={"task": task})
         texts.append(str(obs))
-        for action in (base.oracle(task) if hasattr(base, "oracle") else []):
-            action = express_action(env, action)
+        reference = list(base.oracle(task)) if hasattr(base, "oracle") else []
+        for turn in range(len(reference) or _FIRST_ALLOWED_TURNS):
+            if reference:
+                action = express_action(env, reference[turn])
+            else:  # the listed actions, playing the first; free text where none is listed: an empty reply
+                allowed = [str(a) for a in info.get("allowed_actions") or []]
+                texts += allowed
+                action = allowed[0] if allowed else ""
             texts.append(action)
-            obs, _, terminated, truncated, _ = env.step(action)
+            obs, _, terminated, truncated, info = env.step(action)
             texts.append(str(obs))
             if terminated or truncated:
                 break

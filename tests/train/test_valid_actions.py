@@ -161,7 +161,6 @@ def test_tiny_webshop_policy_makes_no_invalid_click_when_restricted():
 def test_trainer_samples_only_the_listed_actions_on_an_avalon_seat(tmp_path):
     """Restricted sampling reads only ``info["allowed_actions"]``: it works on a game as on a shop."""
     import arena  # noqa: F401 - registers evolver/AvalonSeat-v0
-    from arena.avalon.actions import ActionCodec
     from evolver_train.config import EvolverGRPOConfig
     from evolver_train.policy import TinyPolicyConfig, build_policy
     from evolver_train.trainer import EvolverGRPOTrainer
@@ -173,9 +172,8 @@ def test_trainer_samples_only_the_listed_actions_on_an_avalon_seat(tmp_path):
 
     env = make_env()
     tasks = env.unwrapped.tasks("train")[:4]
-    protocol = ActionCodec(5)  # the tokenizer knows every reply the text protocol reads
+    # No extra texts: the tiny tokenizer's corpus holds the env's listed actions (it has no oracle).
     model, tok = build_policy("tiny", env=env, tasks=tasks, seed=0,
-                              extra_texts=[protocol.describe(c) for c in range(1, protocol.size)],
                               size=TinyPolicyConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                                     intermediate_size=64))
     env.close()

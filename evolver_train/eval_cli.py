@@ -100,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
              "numbered_results); default: the checkpoint's.",
     )
     p.add_argument(
-        "--config", help="Training recipe (YAML): env_id, env_kwargs and rollout settings from it."
+        "--config", help="Training recipe (a YAML file or a packaged recipe's name, e.g. quickstart): env_id, "
+        "env_kwargs and rollout settings from it."
     )
     for name in _ROLLOUT_FLAGS:
         kind = str if name == "system_prompt" else int
@@ -176,8 +177,13 @@ def _validate(args: argparse.Namespace) -> None:
         raise ValueError(f"--experience-top-k must be positive, got {args.experience_top_k}")
     if args.experience == "on" and not args.experience_uri:
         raise ValueError("--experience on needs --experience-uri (the pool to retrieve from)")
-    if args.config is not None and not Path(args.config).is_file():
-        raise FileNotFoundError(f"--config {args.config!r} is not a file")
+    if args.config is not None:  # a file, or a packaged recipe by name (`--config appworld_apps`), as evolver train
+        from .recipe import resolve_config
+
+        try:
+            args.config = resolve_config(args.config)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"--config: {exc}") from None
     checkpoint = args.checkpoint
     # A hub name ("org/model") may be fetched; anything else must be a local folder.
     if checkpoint != "oracle" and not Path(checkpoint).exists() and not re.fullmatch(r"[\w.-]+/[\w.-]+", checkpoint):

@@ -71,3 +71,15 @@ def test_evolver_train_reads_a_recipe_from_an_installed_wheel(tmp_path):
     where, parsed = done.stdout.strip().splitlines()[-2:]
     assert where.startswith(str(site))
     assert parsed == "runs/quickstart evolver/WebShop-v0 ['questioning', 'navigation', 'attribution']"
+
+
+def test_evolver_eval_reads_a_recipe_by_name(tmp_path, monkeypatch, capsys):
+    from evolver_train.cli import main
+
+    monkeypatch.chdir(tmp_path)  # not a clone: only the packaged recipe can answer
+    out = tmp_path / "report.json"
+    assert main(["eval", "--checkpoint", "oracle", "--config", "basic", "--k", "1", "--num-tasks", "1", "--quiet",
+                 "--out", str(out)]) == 0
+    assert '"env_id": "evolver/WebShop-v0"' in out.read_text()
+    assert main(["eval", "--checkpoint", "oracle", "--config", "nope"]) == 2
+    assert "no packaged recipe of that name; recipes: " in capsys.readouterr().err

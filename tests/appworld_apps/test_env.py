@@ -227,6 +227,16 @@ def test_app_split_units_and_profile(env):
         env.split_scheme = "goal"
 
 
+def test_self_questionings_code_explorer_reads_all_457_api_docs(env):
+    # AppWorld's docs describe every parameter: an app's docs do not fit one observation, so they come in parts
+    from wrappers.questioning.code_explorer import CodeExplorer, discover_api_docs
+
+    docs = discover_api_docs(env)
+    assert len(docs) == 457 == len({(d.app, d.name) for d in docs})
+    explorer = CodeExplorer(docs)
+    assert set(explorer.login_apps) == USER_APPS and explorer.login_user["phone"] == "phone_number"
+
+
 def test_oracle_and_profile(env):
     task = env.tasks("dev")[0]
     env.reset(options={"task": task.to_dict()})

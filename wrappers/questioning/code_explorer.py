@@ -95,15 +95,18 @@ def is_code_env(env: Any) -> bool:
     return isinstance(ops, dict) and "api_docs" in ops
 
 
-_DOCS_CELL = """docs = [apis.api_docs.show_api_doc(app_name={app!r}, api_name=d["name"])
-        for d in apis.api_docs.show_api_descriptions(app_name={app!r})]
+_DOCS_CELL = """import json
+names = [d["name"] for d in apis.api_docs.show_api_descriptions(app_name={app!r})][{start}:{stop}]
+docs = [apis.api_docs.show_api_doc(app_name={app!r}, api_name=n) for n in names]
 print(json.dumps([[d["app_name"], d["api_name"], d["method"], d["parameters"]] for d in docs]))"""
+_DOCS_PER_CELL = 16  # APIs whose docs one cell prints (fewer when the output is cut at the env's cap)
 
 
 def discover_api_docs(
     env: Any, task: Task | dict | None = None, apps: Sequence[str] | None = None
 ) -> list[ApiDoc]:
-    """Every API's documentation, read through the env's ``api_docs`` app (one cell per app).
+    """Every API's documentation, read through the env's ``api_docs`` app (a cell per 16 APIs of an app,
+    fewer where an env's output cap would cut the reply: AppWorld's own apps document every parameter).
 
     ``apps`` defaults to the apps in ``profile()["operations"]``; ``task`` is the episode the
     cells run in (default: the env's first ``train`` task). Raises ``RuntimeError`` naming the app
@@ -114,22 +117,29 @@ def discover_api_docs(
     task = task if task is not None else base.tasks("train")[0]
     env.reset(options={"task": Task.from_dict(task).public() if isinstance(task, (Task, dict)) else task})
     docs: list[ApiDoc] = []
-    first = True
     for app in apps:
-        cell = ("import json\n" if first else "") + _DOCS_CELL.format(app=app)
-        first = False
-        obs, _, term, trunc, info = env.step(cell)
-        if not info.get("action_valid", False):
-            raise RuntimeError(f"could not read the API docs of app {app!r}: {obs[-300:]}")
-        for row in json.loads(obs.strip()):
-            docs.append(
-                ApiDoc.from_doc(
-                    {"app_name": row[0], "api_name": row[1], "method": row[2], "parameters": row[3]}
-                )
+        start, size = 0, _DOCS_PER_CELL
+        while True:
+            obs, _, term, trunc, info = env.step(_DOCS_CELL.format(app=app, start=start, stop=start + size))
+            if term or trunc:
+                env.reset(options={"task": Task.from_dict(task).public()})
+            if not info.get("action_valid", False):
+                raise RuntimeError(f"could not read the API docs of app {app!r}: {obs[-300:]}")
+            try:
+                rows = json.loads(obs.strip())
+            except ValueError:  # cut at the output cap: ask for fewer at once
+                if size == 1:
+                    raise RuntimeError(f"the API docs of app {app!r} do not fit in one observation: "
+                                       f"{obs[-300:]}") from None
+                size = max(1, size // 2)
+                continue
+            docs.extend(
+                ApiDoc.from_doc({"app_name": row[0], "api_name": row[1], "method": row[2], "parameters": row[3]})
+                for row in rows
             )
-        if term or trunc:
-            env.reset(options={"task": Task.from_dict(task).public()})
-            first = True
+            if len(rows) < size:
+                break
+            start += size
     return docs
 
 

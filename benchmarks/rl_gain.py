@@ -133,6 +133,7 @@ def run_seed(args: argparse.Namespace, seed: int) -> dict:
         ci95={name: r["success_rate_ci95"] for name, r in held_out.items()},
         score={name: r["score"] for name, r in held_out.items()},
         train_goals={name: r["success_rate"] for name, r in train.items()},
+        train_goals_n=args.train_goals,
         sample=fingerprints["rl"], commit=args.commit)
     record["_outcomes"] = {name: outcomes(r) for name, r in held_out.items()}
     return record
@@ -166,7 +167,8 @@ def table(records: list[dict]) -> tuple[str, dict]:
         lines.append(f"| rl − {base} | {cells} | {pct(d['difference'], '+')} "
                      f"[{pct(d['interval'][0], '+')}, {pct(d['interval'][1], '+')}] |")
     if all(r.get("train_goals") for r in records):
-        lines += ["", f"Train goals (the first {len(records)} seeds' train-goal evaluations), success %:", "",
+        lines += ["", f"Train goals (the first {records[0]['train_goals_n']} of the train split, one episode each), "
+                  "success %:", "",
                   f"| policy | {head} |", "|---|" + "---|" * len(seeds)]
         for name in POLICIES:
             lines.append(f"| {name} | " + " | ".join(pct(r["train_goals"][name]) for r in records) + " |")

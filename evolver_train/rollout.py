@@ -540,7 +540,8 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
     """
     from .seat_rollout import is_multi_seat, play_seat_episodes
 
-    if envs and is_multi_seat(envs[0]):
+    # Environments in Ray actors (reset_many/step_many) are not reachable one by one; they play single-seat.
+    if envs and not hasattr(envs, "step_many") and is_multi_seat(envs[0]):
         if prompt_edits:
             raise ValueError("a multi-seat environment takes no prompt edits (experience injection)")
         return play_seat_episodes(envs, rows, generate, codec, max_turns=max_turns,

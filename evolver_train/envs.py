@@ -15,6 +15,7 @@ Services are built once per mechanism and shared by every environment copy of th
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +68,10 @@ def make_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> Any:
     (``evolver/AvalonSeats-v0``, which ``gym.make`` refuses), that class built with the same kwargs."""
     import evolver_gym  # noqa: F401 - registers the environment ids
 
-    spec = gym.spec(env_id)
+    module, _, name = env_id.rpartition(":")  # Gymnasium's "module:id" form imports the module first
+    if module:
+        importlib.import_module(module)
+    spec = gym.spec(name)
     creator = spec.entry_point
     if isinstance(creator, str):
         from gymnasium.envs.registration import load_env_creator

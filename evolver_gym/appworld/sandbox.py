@@ -253,7 +253,6 @@ class Sandbox:
         self._spare: _Worker | None = None
         self._seed = 100
         self._notice = False
-        self._tmp = tempfile.mkdtemp(prefix="evolver-appworld-")
         self.layers: dict[str, str] = {}
         self.restarts = 0
         self.ignored_messages = 0
@@ -275,6 +274,10 @@ class Sandbox:
         # message boundaries on Linux; elsewhere a stream (one small request, one small reply at a time)
         kind = socket.SOCK_SEQPACKET if sys.platform.startswith("linux") else socket.SOCK_STREAM
         host, child = socket.socketpair(socket.AF_UNIX, kind)
+        # The zygote starts in an empty directory that is removed as soon as it runs: its cwd (and its
+        # workers' until they chdir) is then a deleted folder where nothing can be created, and no folder
+        # is left behind even if this process is killed.
+        workdir = tempfile.mkdtemp(prefix="evolver-appworld-")
         cfg = {
             "memory_mb": self.config.memory_mb,
             "episode_cpu_s": self.config.episode_cpu_s,
@@ -289,13 +292,14 @@ class Sandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                cwd=self._tmp,
+                cwd=workdir,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": str(hash_seed)},
                 close_fds=True,
                 start_new_session=True,
             )
         finally:
             child.close()
+            os.rmdir(workdir)
         self._ctrl = host
         host.settimeout(60.0)
         try:
@@ -395,10 +399,6 @@ class Sandbox:
     def close(self) -> None:
         """Kill the worker, the spare and the zygote; no process of this sandbox survives."""
         self._stop_zygote()
-        try:
-            os.rmdir(self._tmp)
-        except OSError:
-            pass
 
     def __del__(self) -> None:  # best effort: do not leave processes behind
         try:

@@ -101,3 +101,20 @@ def _session_of(pid: int) -> int:
             return int(fh.read().rsplit(")", 1)[1].split()[3])
     except OSError:
         return -1
+
+
+def test_a_killed_host_leaves_no_folder_behind(tmp_path):
+    """The zygote's empty start folder is removed once it runs, so a SIGKILLed host leaves nothing in TMPDIR."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal\n"
+        "from evolver_gym.appworld.sandbox import Sandbox\n"
+        "sb = Sandbox()\n"
+        "assert sb.execute('print(6 * 7)', lambda *a: (200, {})).output == '42\\n'\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=120)
+    assert done.returncode == -9  # it got as far as the kill: the cell ran
+    assert list(tmp_path.iterdir()) == []

@@ -6,6 +6,7 @@
   each enabled mechanism, or a ``ConfigError`` naming the bad key and value (no file is written).
 * ``load_model`` - a (model, tokenizer) pair from ``model_name_or_path`` (or ``tiny``).
 * ``run_warm_start`` - the config's ``sft:`` block, run before RL (``evolver sft`` on the same env).
+* ``save_starting_policy`` - a policy built from a config (``tiny``) saved to ``<output_dir>/start``.
 
 With an ``sft:`` block the run is: SFT warm start -> held-out evaluation -> GRPO -> evaluation;
 it writes the checkpoint, TensorBoard logs, ``learning_curves.png`` and ``evaluation.json``.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import threading
 import time
@@ -54,6 +56,8 @@ from .errors import (
     unknown_key,
 )
 from .launch import check_distributed_launch
+
+START_DIR = "start"  # <output_dir>/start: a policy built from a config, saved before RL
 
 # questioning_import's name for the tasks the warm start synthesised
 WARM_START_TASKS = "warm_start"
@@ -365,6 +369,21 @@ def load_model(run: RunConfig, env: Any = None, tasks: list[Any] | None = None):
                         extra_texts=[run.train.system_prompt or ""], seed=run.train.seed)
 
 
+def save_starting_policy(model: Any, tokenizer: Any, output_dir: str) -> str:
+    """Save a policy built from a config (``tiny``) to ``<output_dir>/start`` before RL changes it, so that
+    ``evolver eval --checkpoint <output_dir>/start`` measures the starting point the same way as the result
+    (a warm start already lives in ``<output_dir>/sft``). A resumed run finds it there and keeps it."""
+    folder = os.path.join(output_dir, START_DIR)
+    if not os.path.exists(os.path.join(folder, "config.json")):
+        staging = folder + ".tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(staging, folder)  # a kill mid-save leaves no half-written starting point
+    return folder
+
+
 def _describe_env(config: Any) -> str:
     kwargs = ", ".join(f"{k}={v}" for k, v in sorted(config.env_kwargs.items()))
     return f"{config.env_id}({kwargs})" if kwargs else config.env_id
@@ -426,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     model, tokenizer = load_model(run, probe, built.train_tasks)
     if probe is not None:
         probe.close()
+        save_starting_policy(model, tokenizer, config.output_dir)
     trainer = EvolverGRPOTrainer(
         model, config, built.env_factory, tasks=None if built.samples_tasks else built.train_tasks,
         hooks=built.hooks, processing_class=tokenizer, peft_config=get_peft_config(run.model),

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 pytest.importorskip("pettingzoo")
 
@@ -106,3 +107,9 @@ def test_evolver_train_on_the_arena_recipe(tmp_path, monkeypatch):
     assert len(steps) == 2 and all(row["env/episode_len"] > 1 for row in steps)
     assert "elo/checkpoint-1" in steps[1] and "elo/rule" in steps[0]  # step 2 met the checkpoint of step 1
     assert Path(out, "model.safetensors").exists()
+    # the policy built from the config is kept as it was before RL, for `evolver eval --checkpoint run/start`
+    from safetensors.torch import load_file
+
+    start, final = load_file(out / "start" / "model.safetensors"), load_file(out / "model.safetensors")
+    assert start.keys() == final.keys() and Path(out, "start", "tokenizer.json").exists()
+    assert any(not torch.equal(start[k], final[k]) for k in start)

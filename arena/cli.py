@@ -15,7 +15,9 @@ only names it.
 Rule options shared by all commands: ``--players``, ``--roles merlin,assassin,percival,...``,
 ``--hammer evil_wins|auto_approve``, ``--avalonbench`` (AvalonBench/AgentEvolver rules),
 ``--discussion-rounds``, ``--lady`` (Lady of the Lake, 7+ players). Entrant specs: ``random``, ``rule``,
-``rule_votes``, ``llm:<model>@<base_url>``, ``checkpoint:<path>`` (``arena.avalon.opponents``).
+``rule_votes``, ``llm:<model>@<base_url>``, ``checkpoint:<path>`` (``arena.avalon.opponents``): a model folder
+played as its policy played in training, legal replies only, sampled with the game's seed (``--greedy``:
+the most probable).
 
 ``--diplomacy`` switches ``tournament`` and ``view`` to Diplomacy (``arena.diplomacy_v0``; needs the
 optional engine, ``pip install 'evolver-gym[diplomacy]'``) with ``--max-year`` and ``--press-rounds``;
@@ -108,19 +110,23 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tournament", help="many games with fair seating; win rates, intervals, Elo")
     _add_rules(t)
     t.add_argument("--entrants", default=None,
-                   help=f"entrants, comma-separated: {', '.join(PLAYER_KINDS)} (rule bots) or llm:<model>@<base_url> "
-                        f"(an OpenAI-compatible server); name=spec renames one (default: {','.join(PLAYER_KINDS)}; "
-                        f"Diplomacy: rule,random)")
+                   help=f"entrants, comma-separated: {', '.join(PLAYER_KINDS)} (rule bots), llm:<model>@<base_url> "
+                        f"(an OpenAI-compatible server) or checkpoint:<path> (a model folder: an evolver train run or "
+                        f"checkpoint, its start policy, any chat model; played as in training, one chat per game, "
+                        f"replies sampled among the legal ones only); name=spec renames one (default: "
+                        f"{','.join(PLAYER_KINDS)}; Diplomacy: rule,random)")
     t.add_argument("--games", type=int, default=100, help="games to play (default: %(default)s)")
     t.add_argument("--out", help="results JSONL (resumable), or a folder for results.jsonl (created if missing); "
                    "the summary goes next to it")
     t.add_argument("--save-records", action="store_true", help="keep each game's record for the viewer")
+    t.add_argument("--greedy", action="store_true",
+                   help="checkpoint:<path> entrants play their most probable legal reply instead of sampling one")
     _add_diplomacy(t)
 
     m = sub.add_parser("matchup", help="good win rate of one player kind (good seats) against another (evil)")
     _add_rules(m)
-    m.add_argument("--good", required=True, help=f"player of the good seats: {', '.join(PLAYER_KINDS)} or "
-                   f"llm:<model>@<base_url>")
+    m.add_argument("--good", required=True, help=f"player of the good seats: {', '.join(PLAYER_KINDS)}, "
+                   f"llm:<model>@<base_url> or checkpoint:<path>")
     m.add_argument("--evil", required=True, help="player of the evil seats (the same choices)")
     m.add_argument("--games", type=int, default=200)
 
@@ -185,6 +191,8 @@ def _tournament(args: argparse.Namespace) -> int:
 
     if args.games < 1:
         raise ValueError(f"--games must be positive, got {args.games}")
+    if args.greedy and args.diplomacy:
+        raise ValueError("--greedy is for Avalon's checkpoint:<path> entrants; Diplomacy has none")
     entrants = {}
     for item in (args.entrants or ("rule,random" if args.diplomacy else ",".join(PLAYER_KINDS))).split(","):
         name, _, spec = item.partition("=")
@@ -212,6 +220,7 @@ def _tournament(args: argparse.Namespace) -> int:
             out=out,
             save_records=args.save_records,
             progress=progress,
+            **({"greedy": True} if args.greedy else {}),
         )
     except Exception:
         for folder in created:  # a failed first run leaves no folder behind

@@ -37,7 +37,9 @@ __all__ = ["Player", "RandomBot", "RuleBot", "make_player", "PLAYER_KINDS"]
 class Player(Protocol):
     """A seat player. ``act`` returns a flat action code (int) or text (str, text protocol).
 
-    ``needs_text`` tells the caller whether to build the seat's text observation for ``act``.
+    ``needs_text`` tells the caller whether to build the seat's text observation for ``act``; a player
+    with ``conversation = True`` (optional) keeps one chat per game and gets only what is new since its
+    last turn (:class:`~arena.avalon.observation.SeatStream`), else the whole transcript.
     """
 
     name: str

@@ -3,6 +3,10 @@
 * ``LLMSeat`` - prompts the model with the seat's transcript, keeps its ``<think>`` reasoning
   private, parses the reply with the text protocol, asks again on a bad reply, and falls back to a
   seeded legal action (counted) when the model still fails or the client errors.
+
+``llm:<model>@<url>`` seats (a remote endpoint, whose sampling cannot be restricted) are played by it. A
+model folder on this machine (``checkpoint:<path>``) is played by
+:class:`~arena.avalon.policy_seat.PolicySeat` instead: the training chat, legal replies only.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ class LLMSeat:
         chat_overrides: Passed to every ``client.chat`` call (temperature, max_tokens, ...).
         conversation: Keep one chat per game (cleared by :meth:`reset`): each ``text`` is the next user
             turn and each reply stays in the chat, as a policy trained on the multi-seat environment's
-            observations (what is new since the seat's last turn) reads them. The host must then give
-            those observations, not the whole transcript.
+            observations (what is new since the seat's last turn) reads them. Every host then gives
+            those observations (:class:`~arena.avalon.observation.SeatStream`), not the whole transcript.
 
     Counters (``stats``): ``calls``, ``invalid_replies``, ``fallbacks``, ``client_errors``.
     ``thoughts`` keeps the private reasoning of every reply, for analysis; it is never returned

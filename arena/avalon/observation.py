@@ -8,6 +8,10 @@
   complete text the protocol parses back to it (every team spelt out), ``None`` where speech is free.
 * ``seat_text`` - the seat's transcript: rules summary, night knowledge, public events, own
   hidden choices, and, when acting, the instruction with the legal replies.
+* ``SeatStream`` - one seat's observations as a conversation: the rules and everything unread at its
+  first turn, then only what is new since its last turn (what ``evolver/AvalonSeats-v0`` shows the
+  policy, and what every host shows a player with ``conversation = True``).
+* ``view_allowed_texts`` - ``allowed_action_texts`` from a seat's own ``SeatView`` (what a player holds).
 
 Nothing here reads another seat's role, vote or quest card before it is public: features come
 from ``AvalonGame.view(seat)`` plus public results, text from the seat's own transcript.
@@ -19,7 +23,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from .engine import PHASES, AvalonGame
+from .engine import PHASES, AvalonGame, SeatView
 from .rules import ROLE_TITLES, ROLES, AvalonConfig
 
 __all__ = [
@@ -30,6 +34,8 @@ __all__ = [
     "rules_summary",
     "legal_action_texts",
     "allowed_action_texts",
+    "view_allowed_texts",
+    "SeatStream",
     "MAX_PROPOSALS",
 ]
 
@@ -439,12 +445,29 @@ def allowed_action_texts(game: AvalonGame, seat: int, *, simultaneous: bool = Fa
         >>> allowed_action_texts(game, 1)
         []
     """
-    codes = game.legal_codes(seat, simultaneous=simultaneous)
+    return _allowed(game.n, game.phase, game.legal_codes(seat, simultaneous=simultaneous))
+
+
+def view_allowed_texts(view: SeatView) -> list[str] | None:
+    """:func:`allowed_action_texts` of the seat whose information set ``view`` is: text ``i`` is the reply
+    of ``view.legal[i]``.
+
+    Example:
+        >>> from arena.avalon.rules import AvalonConfig
+        >>> game = AvalonGame(AvalonConfig(num_players=5, discussion_rounds=0), ("merlin", "servant", "servant",
+        ...                   "assassin", "minion"), 0)
+        >>> view_allowed_texts(game.view(0)) == allowed_action_texts(game, 0)
+        True
+    """
+    return _allowed(view.n, view.phase, tuple(view.legal))
+
+
+def _allowed(n: int, phase: str, codes: tuple[int, ...]) -> list[str] | None:
     if not codes:
         return []
-    if game.phase == "discussion":
+    if phase == "discussion":
         return None
-    return list(_describe_codes(game.n, codes))
+    return list(_describe_codes(n, codes))
 
 
 @lru_cache(maxsize=4096)
@@ -461,3 +484,57 @@ def _describe_all(n: int, codes: tuple[int, ...], speech: bool) -> tuple[str, ..
 
     texts = tuple(_codec(n).describe(c) for c in codes)
     return texts + ("SAY: <free text>",) if speech else texts
+
+
+class SeatStream:
+    """One seat's observations as a conversation: what is new since its last turn.
+
+    The first observation holds the rules and every transcript line the seat may read (its night
+    knowledge first); each later one only the lines added since, at most ``max_new_lines`` of them
+    (older unread lines are counted as omitted), the reason its last reply was refused, and the question.
+    ``evolver/AvalonSeats-v0`` shows the policy exactly this, so a policy trained there reads the same
+    text wherever it is seated (tournaments, the single-seat view, the multi-seat view's opponents).
+
+    Args:
+        max_new_lines: Most transcript lines in one observation.
+
+    Example:
+        >>> from arena.avalon.rules import AvalonConfig
+        >>> game = AvalonGame(AvalonConfig(num_players=5, discussion_rounds=0), ("merlin", "servant", "servant",
+        ...                   "assassin", "minion"), 0)
+        >>> stream = SeatStream()
+        >>> first = stream.observe(game, 0)
+        >>> first.startswith("Avalon with 5 players") and "Night: you are Player 0" in first
+        True
+        >>> game.step(game.codec.team_code([0, 1]))
+        >>> print(stream.observe(game, 0))
+        Player 0 proposes team [0, 1].
+        <BLANKLINE>
+        Vote on team [0, 1]. Reply 'VOTE: approve' or 'VOTE: reject'.
+    """
+
+    def __init__(self, max_new_lines: int = 40):
+        if not isinstance(max_new_lines, int) or isinstance(max_new_lines, bool) or max_new_lines < 1:
+            raise ValueError(f"max_new_lines must be a positive int, got {max_new_lines!r}")
+        self.max_new_lines = max_new_lines
+        self.shown = 0  # transcript lines the seat has read
+
+    def reset(self) -> None:
+        """A new game: the next observation is a first one again."""
+        self.shown = 0
+
+    def observe(self, game: AvalonGame, seat: int, *, error: str = "", simultaneous: bool = False) -> str:
+        """What ``seat`` has not read yet, and the question (the rules too at its first turn); the lines
+        returned count as read. ``error``: why its last reply was refused; ``simultaneous``: the question as
+        the parallel view asks it (every voter at once)."""
+        lines = game.seat_lines(seat)
+        new, first = lines[self.shown:], self.shown == 0
+        self.shown = len(lines)
+        if len(new) > self.max_new_lines:
+            new = [f"[... {len(new) - self.max_new_lines} earlier lines omitted ...]", *new[-self.max_new_lines:]]
+        parts = [rules_summary(game.config)] if first else []
+        parts.append("\n".join(new))
+        if error:
+            parts.append(f"Your last reply was not accepted: {error}")
+        parts.append(_instruction(game, seat, "text", simultaneous=simultaneous))
+        return "\n\n".join(p for p in parts if p)

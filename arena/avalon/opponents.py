@@ -5,8 +5,11 @@
   - ``rule`` / ``rule_votes`` / ``random`` - the baseline bots (:mod:`arena.avalon.bots`);
   - ``llm:<model>@<base_url>`` - a chat model behind an OpenAI-compatible endpoint (the project's
     ``OpenAIChatClient``), through :class:`~arena.avalon.llm_seat.LLMSeat`;
-  - ``checkpoint:<path>`` - a saved text policy (a model folder with its tokenizer, e.g. a
-    ``checkpoint-N`` of ``evolver train``), generating locally and greedily with transformers;
+  - ``checkpoint:<path>`` - a text policy in a model folder (an ``evolver train`` output or ``checkpoint-N``
+    folder, its ``start`` policy, or any chat model folder such as SmolLM2-135M-Instruct), played as
+    training plays it (:class:`~arena.avalon.policy_seat.PolicySeat`): the training chat template and
+    codec, one chat per game fed what is new since its last turn, replies sampled from the policy (seeded)
+    among the legal ones only, so it never needs a fallback;
   - ``self`` - the policy being trained; only a host that the policy plays through can seat it (the
     multi-seat environment, :mod:`arena.avalon.seats`), so this factory refuses it.
 * ``check_opponent`` - the spec, validated (its error names the spec and the choices).
@@ -22,7 +25,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -53,22 +55,13 @@ def check_opponent(spec: Any) -> str:
     return spec
 
 
-@lru_cache(maxsize=8)
-def _local_client(path: str) -> Any:
-    """One loaded model per checkpoint folder and process, shared by every seat it plays."""
-    from evolver_gym.core.llm.local import TransformersChatClient
-
-    return TransformersChatClient(model=path, backend="transformers", temperature=0.0, max_tokens=48,
-                                  role=f"checkpoint:{Path(path).name}")
-
-
-def make_opponent(spec: str, name: str | None = None, *, conversation: bool = False) -> Callable[[], Player]:
+def make_opponent(spec: str, name: str | None = None, *, greedy: bool = False) -> Callable[[], Player]:
     """A factory of fresh players for ``spec`` (see the module docstring).
 
-    ``conversation``: the host gives a model seat what is new since its last turn (the multi-seat
-    environment does), so ``checkpoint:`` seats keep one chat per game as the policy did in training;
-    otherwise they read the whole transcript in one message, as ``llm:`` seats always do.
+    ``greedy``: ``checkpoint:`` seats take the most probable legal reply instead of sampling one.
     """
+    if not isinstance(greedy, bool):
+        raise ValueError(f"greedy must be True or False, got {greedy!r}")
     spec = check_opponent(spec)
     if spec == SELF:
         raise ValueError("opponent 'self' is the policy being trained: only the multi-seat environment "
@@ -88,11 +81,9 @@ def make_opponent(spec: str, name: str | None = None, *, conversation: bool = Fa
         path = str(Path(spec[len("checkpoint:"):]).resolve())
 
         def checkpoint() -> Player:
-            from .llm_seat import LLMSeat
+            from .policy_seat import LocalPolicy, PolicySeat
 
-            # The policy trained without retries and without the LLM seats' system prompt.
-            return LLMSeat(_local_client(path), name=name or spec, max_retries=0, system_prompt="",
-                           conversation=conversation)
+            return PolicySeat(LocalPolicy.load(path), name=name or spec, greedy=greedy)
 
         return checkpoint
     return lambda: make_player(spec, name)

@@ -2,6 +2,9 @@
 
 * ``play_game`` - one game: every seat's ``Player`` acts from its information set (and its text
   transcript when it asks for one); returns a JSON-ready result with the public record.
+* ``seat_streams`` / ``turn_text`` - what a player that reads text gets on its turn in a turn-based host:
+  a chat policy (``conversation = True``: ``checkpoint:<path>`` seats) what is new since its last turn,
+  as ``evolver/AvalonSeats-v0`` showed it in training; any other its whole transcript.
 
 Games are played through ``raw_env`` (text variant), so model replies get the environment's
 parser, retries and seeded fallbacks, and bots' integer codes go straight through.
@@ -16,9 +19,24 @@ from evolver_gym.core.seeding import derive_seed
 
 from .bots import Player
 from .env import raw_env
+from .observation import SeatStream
 from .rules import AvalonConfig
 
-__all__ = ["play_game"]
+__all__ = ["play_game", "seat_streams", "turn_text"]
+
+
+def seat_streams(players: Sequence[Player | None]) -> dict[int, SeatStream]:
+    """A :class:`~arena.avalon.observation.SeatStream` per seat whose player keeps one chat per game."""
+    return {s: SeatStream() for s, p in enumerate(players) if p is not None and getattr(p, "conversation", False)}
+
+
+def turn_text(env: Any, seat: int, player: Player, streams: dict[int, SeatStream]) -> str | None:
+    """The text ``player`` reads on its turn at ``seat`` of the turn-based ``env`` (a ``raw_env``): what is
+    new since its last turn for a seat of ``streams``, else its whole transcript, or ``None`` for a bot."""
+    stream = streams.get(seat)
+    if stream is not None:
+        return stream.observe(env.game, seat, error=env._errors[env.possible_agents[seat]])
+    return env.observe(env.possible_agents[seat])["text"] if player.needs_text else None
 
 
 def play_game(
@@ -57,14 +75,13 @@ def play_game(
     game = env.game
     for i, p in enumerate(players):
         p.reset(i, derive_seed(seed, "seat", i))
+    streams = seat_streams(players)
     sent = 0
     steps = 0
     while not game.done and steps < max_steps:
         seat = game.actor
-        agent = env.possible_agents[seat]
         player = players[seat]
-        text = env.observe(agent)["text"] if player.needs_text else None
-        env.step(player.act(game.view(seat), text))
+        env.step(player.act(game.view(seat), turn_text(env, seat, player, streams)))
         steps += 1
         if on_event is not None:
             events = game.events  # rendered from the game's record on each access

@@ -7,11 +7,11 @@
   per learning seat and game (``evolver_train.rollout.play_seat_episodes``).
 * ``seat_evaluation_report`` - per-role and per-side win rates with Wilson intervals (``evolver eval``).
 
-A seat's observation holds only what is new since its last turn: the rules and its night knowledge at
-its first turn, then the transcript lines it has not read yet (public events and its own hidden
-choices, at most ``max_new_lines`` of them), the reason its last reply was refused, and the question.
-A whole game then fits a small token budget, where the single-seat view re-sends the whole transcript
-every turn.
+A seat's observation holds only what is new since its last turn (:class:`~arena.avalon.observation.SeatStream`):
+the rules and its night knowledge at its first turn, then the transcript lines it has not read yet (public
+events and its own hidden choices, at most ``max_new_lines`` of them), the reason its last reply was
+refused, and the question. A whole game then fits a small token budget, where the single-seat view
+re-sends the whole transcript every turn. Every host shows a ``checkpoint:<path>`` seat the same stream.
 
 Example:
     >>> env = AvalonSeats(num_players=5, trainable_roles=["merlin", "servant"], deal_key="doc")
@@ -46,7 +46,7 @@ from .actions import ParseError
 from .credit import step_credit
 from .engine import IllegalAction
 from .env import raw_env
-from .observation import _instruction, allowed_action_texts, rules_summary, seat_text
+from .observation import SeatStream, allowed_action_texts, seat_text
 from .opponents import SELF, check_opponent, make_opponent
 from .rules import ROLE_TITLES, ROLES, AvalonConfig
 from .single_seat import host_deal_key
@@ -208,9 +208,9 @@ class AvalonSeats(ParallelEnv):
         self._players: dict[int, Any] = {}
         for s in range(g.n):
             if f"player_{s}" not in self._learning:
-                self._players[s] = player = make_opponent(self.spec, conversation=True)()
+                self._players[s] = player = make_opponent(self.spec)()
                 player.reset(s, derive_seed(game_seed, "opponent", s))
-        self._shown = [0] * g.n  # transcript lines each seat has read
+        self._streams = [SeatStream(self.max_new_lines) for _ in range(g.n)]  # what each seat has read
         self._errors = [""] * g.n
         self._turns = dict.fromkeys(self.agents, 0)
         self._invalid = dict.fromkeys(self.agents, 0)
@@ -220,18 +220,7 @@ class AvalonSeats(ParallelEnv):
 
     def _observe(self, seat: int) -> str:
         """What ``seat`` has not read yet, and the question: the rules too at its first turn."""
-        g = self.game
-        lines = g.seat_lines(seat)
-        new, first = lines[self._shown[seat]:], self._shown[seat] == 0
-        self._shown[seat] = len(lines)
-        if len(new) > self.max_new_lines:
-            new = [f"[... {len(new) - self.max_new_lines} earlier lines omitted ...]", *new[-self.max_new_lines:]]
-        parts = [rules_summary(self.config)] if first else []
-        parts.append("\n".join(new))
-        if self._errors[seat]:
-            parts.append(f"Your last reply was not accepted: {self._errors[seat]}")
-        parts.append(_instruction(g, seat, "text", simultaneous=True))
-        return "\n\n".join(p for p in parts if p)
+        return self._streams[seat].observe(self.game, seat, error=self._errors[seat], simultaneous=True)
 
     def _bot_turns(self) -> dict[int, Any]:
         g = self.game

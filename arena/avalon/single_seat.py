@@ -25,7 +25,9 @@ from .bots import Player
 from .credit import step_credit
 from .engine import IllegalAction
 from .env import raw_env
+from .observation import SeatStream
 from .opponents import SELF, check_opponent, make_opponent
+from .play import seat_streams, turn_text
 from .rules import ROLE_TITLES, AvalonConfig
 from .tasks import SPLIT_SIZES, resolve_task
 
@@ -214,6 +216,7 @@ class SingleSeat(gym.Env):
         self.task: Task | None = None
         self.seat = 0
         self._players: list[Player | None] = []
+        self._streams: dict[int, SeatStream] = {}
         self._steps = 0
 
     # -- tasks ------------------------------------------------------------------------------
@@ -324,6 +327,7 @@ class SingleSeat(gym.Env):
             p = self._opponent(s, i)
             p.reset(s, derive_seed(game_seed, "opponent", s))
             self._players[s] = p
+        self._streams = seat_streams(self._players)
         self._steps = 0
         self._advance()
         return self._obs(), self._info(valid=True, error="")
@@ -333,9 +337,7 @@ class SingleSeat(gym.Env):
         aec, g = self._aec, self._aec.game
         while not g.done and g.actor != self.seat:
             p = self._players[g.actor]
-            agent = aec.possible_agents[g.actor]
-            text = aec.observe(agent)["text"] if p.needs_text else None
-            aec.step(p.act(g.view(g.actor), text))
+            aec.step(p.act(g.view(g.actor), turn_text(aec, g.actor, p, self._streams)))
 
     def step(self, action: Any):
         aec, g = self._aec, self._aec.game

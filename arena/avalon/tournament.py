@@ -6,8 +6,15 @@
   rate, end reasons, invalid/fallback counts, Elo.
 * ``elo_ratings`` - team Elo over games in order.
 * ``make_entrant`` - an entrant from a spec: ``random``, ``rule``, ``rule_votes``,
-  ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint) or ``checkpoint:<path>`` (a saved text
-  policy), by the arena's one opponent factory (:mod:`arena.avalon.opponents`).
+  ``llm:<model>@<base_url>`` (an OpenAI-compatible endpoint) or ``checkpoint:<path>`` (a text policy in a
+  model folder), by the arena's one opponent factory (:mod:`arena.avalon.opponents`).
+
+A ``checkpoint:<path>`` entrant plays as its policy played in training
+(:class:`~arena.avalon.policy_seat.PolicySeat`): the training chat, fed what is new since its last turn,
+and replies sampled from the policy among the legal ones (``greedy``: the most probable), seeded by the
+game, so its Elo and win rates measure the policy itself, with no fallback deciding a move; the same
+tournament seed replays the same games. Any chat model folder is such an entrant too (an "LLM seat" that
+runs locally and only plays legal moves).
 
 Fairness: games come in blocks of ``n`` (the player count). Within a block the entrants keep their
 seats (entrants are dealt round-robin over seats, rotated between blocks and shuffled), and the
@@ -33,9 +40,9 @@ from .rules import EVIL_ROLES, AvalonConfig
 __all__ = ["run_tournament", "side_matchup", "summarize", "elo_ratings", "make_entrant", "schedule"]
 
 
-def make_entrant(spec: str, name: str | None = None) -> Callable[[], Player]:
+def make_entrant(spec: str, name: str | None = None, *, greedy: bool = False) -> Callable[[], Player]:
     """A factory of fresh players for ``spec``: :func:`arena.avalon.opponents.make_opponent`."""
-    return make_opponent(spec, name)
+    return make_opponent(spec, name, greedy=greedy)
 
 
 def schedule(
@@ -62,6 +69,7 @@ def run_tournament(
     out: str | os.PathLike | None = None,
     save_records: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    greedy: bool = False,
 ) -> dict[str, Any]:
     """Play a tournament and return its summary.
 
@@ -74,21 +82,25 @@ def run_tournament(
             ``<out>.summary.json``.
         save_records: Keep every game's public record (for the viewer) in the results.
         progress: Called with ``(games_done, num_games)``.
+        greedy: ``checkpoint:`` entrants take the most probable legal reply instead of sampling one.
     """
     specs = dict(entrants) if isinstance(entrants, dict) else {e: e for e in entrants}
     if not specs:
         raise ValueError("a tournament needs at least one entrant")
     if not isinstance(num_games, int) or num_games < 1:
         raise ValueError(f"num_games must be a positive int, got {num_games!r}")
-    factories = {name: make_entrant(spec, name) for name, spec in specs.items()}
+    factories = {name: make_entrant(spec, name, greedy=greedy) for name, spec in specs.items()}
     names = sorted(specs)
     def play(index: int) -> tuple[dict[str, Any], list[Player]]:
         lineup, roles, game_seed = schedule(names, config, seed, index)
         players = [factories[name]() for name in lineup]
         return {"lineup": lineup, **play_game(players, config=config, seed=game_seed, roles=roles)}, players
 
-    return play_logged(out, num_games, identity={"tournament_seed": seed, "config": config.to_dict()}, play=play,
-                       summarize=summarize, save_records=save_records, progress=progress)
+    identity: dict[str, Any] = {"tournament_seed": seed, "config": config.to_dict()}
+    if greedy:  # other games than sampling plays; logs written before the option stay resumable
+        identity["greedy"] = True
+    return play_logged(out, num_games, identity=identity, play=play, summarize=summarize,
+                       save_records=save_records, progress=progress)
 
 
 def elo_ratings(games: list[dict[str, Any]], k: float = 32.0, start: float = 1500.0) -> dict[str, float]:

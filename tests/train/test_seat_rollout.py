@@ -113,3 +113,16 @@ def test_evolver_train_on_the_arena_recipe(tmp_path, monkeypatch):
     start, final = load_file(out / "start" / "model.safetensors"), load_file(out / "model.safetensors")
     assert start.keys() == final.keys() and Path(out, "start", "tokenizer.json").exists()
     assert any(not torch.equal(start[k], final[k]) for k in start)
+    # the run and its starting point meet in a tournament, each played as the run played it
+    from arena.avalon import AvalonConfig
+    from arena.avalon.policy_seat import LocalPolicy
+    from arena.avalon.tournament import run_tournament
+
+    # the reply cap is the recipe's (12), read from the run's record, for its starting policy too
+    assert LocalPolicy.load(out).max_turn_tokens == LocalPolicy.load(out / "start").max_turn_tokens == 12
+    summary = run_tournament({"start": f"checkpoint:{out / 'start'}", "trained": f"checkpoint:{out}", "rule": "rule"},
+                             num_games=5, config=AvalonConfig(5, discussion_rounds=0), seed=0)
+    for name in ("start", "trained"):
+        entrant = summary["entrants"][name]
+        assert entrant["fallback_actions"] == 0 and entrant["llm"]["turns"] > 0 and entrant["llm"]["unmatched"] == 0
+    assert summary["end_reasons"].get("five_rejections", 0) < 5

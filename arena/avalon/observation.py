@@ -263,6 +263,15 @@ def legal_mask(game: AvalonGame, seat: int, size: int, *, simultaneous: bool = F
     return mask.copy()
 
 
+def _discussion_rule(rounds: int) -> str:
+    """The discussion clause of the rules text: none when the game has no discussion."""
+    if rounds <= 0:
+        return ""
+    if rounds == 1:
+        return "discussion (every player speaks once, the leader first), "
+    return f"discussion ({rounds} rounds; every player speaks once a round, the leader first), "
+
+
 @lru_cache(maxsize=64)
 def rules_summary(config: AvalonConfig) -> str:
     """The rules as every seat reads them (counts and variants of this very game)."""
@@ -285,7 +294,7 @@ def rules_summary(config: AvalonConfig) -> str:
         f"Five quests; team sizes {', '.join(map(str, config.team_sizes))}; Fail cards needed to fail each "
         f"quest: {fails}. Three successful quests and good wins (unless the Assassin then names Merlin); "
         "three failed quests and evil wins.",
-        "Each round: discussion (every player speaks once, the leader first), the leader proposes a team, "
+        f"Each round: {_discussion_rule(config.discussion_rounds)}the leader proposes a team, "
         "every player votes publicly; a strict majority approves (a tie rejects); "
         f"the leader role passes clockwise after every proposal; {hammer}.",
         f"On an approved quest each member secretly plays a card. {quest_rule}. "

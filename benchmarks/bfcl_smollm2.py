@@ -29,6 +29,22 @@ from evolver_gym.core.trajectory import record_episode
 PYTHON_DOCS = "ret_fmt=python&tool_call_tag=False&func_doc_fmt=python&prompt_fmt=plaintext&style=classic"
 
 
+def play(env: BFCLEnv, task, client, max_calls: int):
+    """One entry played by ``client`` as one chat; a turn is handed back after ``max_calls`` calling replies."""
+    caller = ChatCaller(client)
+    budget = {"turn": -1, "left": max_calls}
+
+    def policy(obs, info):
+        if info.get("turn") != budget["turn"] or "results" not in info:
+            budget.update(turn=info.get("turn"), left=max_calls)
+        if budget["left"] <= 0:
+            return HANDBACK
+        budget["left"] -= 1
+        return caller(obs, info)
+
+    return record_episode(env, policy, options={"task": task})
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="~/.cache/evolver/models/smollm2-135m-instruct")
@@ -55,19 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         env = BFCLEnv(split=args.split, categories=(category,), prompt_format=PYTHON_DOCS)
         wins = 0
         for task in env.tasks()[: args.per_category]:
-            caller = ChatCaller(client)
-            budget = {"turn": -1, "left": args.max_calls}
-
-            def policy(obs, info, caller=caller, budget=budget):
-                if info.get("turn") != budget["turn"] or "results" not in info:
-                    budget.update(turn=info.get("turn"), left=args.max_calls)
-                if budget["left"] <= 0:
-                    return HANDBACK
-                budget["left"] -= 1
-                return caller(obs, info)
-
             t0 = time.perf_counter()
-            traj = record_episode(env, policy, options={"task": task})
+            traj = play(env, task, client, args.max_calls)
             for step in traj.steps:
                 replies += 1
                 calls += int(bool(step.info.get("calls")))

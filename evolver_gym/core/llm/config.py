@@ -69,6 +69,11 @@ class LLMConfig:
     device: str | None = field(default=None, metadata={"help": "transformers/policy: device; None = model's."})
     dtype: str | None = field(default=None, metadata={"help": "transformers: torch dtype name to load in."})
     batch_size: int = field(default=8, metadata={"help": "transformers/policy: conversations per generate()."})
+    prefix_cache: bool | None = field(default=None, metadata={
+        "help": "transformers/policy: keep the KV cache of the last conversation and reuse it for the next "
+                "prompt's shared prefix; None = on for transformers, off for policy (its weights are trained)."})
+    prefix_cache_tokens: int = field(default=8192, metadata={
+        "help": "transformers/policy: most tokens the kept KV cache covers (its first ones)."})
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -81,7 +86,9 @@ class LLMConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"LLMConfig.{name} must be a non-negative int, got {value!r}")
-        for name in ("concurrency", "batch_size", "max_tokens", "max_response_bytes"):
+        if self.prefix_cache not in (None, True, False):
+            raise ValueError(f"LLMConfig.prefix_cache must be true, false or null, got {self.prefix_cache!r}")
+        for name in ("concurrency", "batch_size", "max_tokens", "max_response_bytes", "prefix_cache_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"LLMConfig.{name} must be a positive int, got {value!r}")

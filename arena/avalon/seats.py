@@ -65,12 +65,18 @@ def seat_evaluation_report(per_task: list[dict[str, Any]], final_infos: list[dic
                 "win_rate_ci95": list(wilson_interval(wins, n))}
 
     by_role: dict[str, list[int]] = defaultdict(list)
-    by_side: dict[str, dict[str, int]] = defaultdict(dict)
-    unfinished: set[str] = set()
+    by_side: dict[str, dict[int, int]] = defaultdict(dict)
+    unfinished: set[int] = set()
+    # A game's seats come one after another; the k samples of a deal replay the same game id, so a game
+    # ends where the id changes or a seat comes again.
+    game, game_id, seats_seen = -1, None, set()
     for info in final_infos:
+        seat = info.get("seat", id(info))
+        if info.get("game", id(info)) != game_id or seat in seats_seen:
+            game, game_id, seats_seen = game + 1, info.get("game", id(info)), set()
+        seats_seen.add(seat)
         won = int(bool(info.get("success", False)))
         by_role[str(info.get("role", "unknown"))].append(won)
-        game = str(info.get("game", id(info)))
         by_side[str(info.get("side", "unknown"))][game] = won  # the seats of a side win or lose together
         if "evaluation" not in info:
             unfinished.add(game)

@@ -118,3 +118,9 @@ def test_evaluation_report_counts_games_per_side_and_seats_per_role():
     assert (a["games"], a["seats"], a["unfinished"]) == (2, 4, 1)
     assert a["by_side"]["good"]["games"] == 2 and a["by_side"]["good"]["wins"] == 1
     assert a["by_role"]["merlin"]["win_rate"] == 0.5 and len(a["by_role"]["servant"]["win_rate_ci95"]) == 2
+    # k samples of one deal share its game id; a seat coming again starts the next game
+    replay = [{"game": "g1", "seat": seat, "role": role, "side": "good", "success": won, "evaluation": {}}
+              for won in (True, False, False) for seat, role in ((0, "merlin"), (1, "servant"))]
+    a = seat_evaluation_report([], replay, 3)["arena"]
+    assert (a["games"], a["seats"]) == (3, 6)
+    assert (a["by_side"]["good"]["games"], a["by_side"]["good"]["wins"]) == (3, 1)

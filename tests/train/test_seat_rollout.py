@@ -82,7 +82,8 @@ def test_evaluation_reports_per_role_win_rates():
     from evolver_train.evaluation import RolloutSettings, evaluate_policy
 
     tok, generate = _scripted()
-    report = evaluate_policy(None, tok, "evolver/AvalonSeats-v0", split="dev", num_tasks=4, k=1, temperature=0.0,
+    # k = 2: the two samples of a deal replay the same game id, and still count as two games
+    report = evaluate_policy(None, tok, "evolver/AvalonSeats-v0", split="dev", num_tasks=2, k=2, temperature=1.0,
                              env_kwargs=KWARGS, generate=generate,
                              rollout=RolloutSettings(max_turns=40, max_episode_tokens=20000, max_turn_tokens=16,
                                                      max_observation_tokens=4000))

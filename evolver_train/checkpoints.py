@@ -39,6 +39,8 @@ from transformers import TrainerCallback
 
 from .errors import ConfigError
 
+START_DIR = "start"  # <output_dir>/start: a policy built from a config (tiny), saved before RL
+
 __all__ = ["COMPLETE_FILE", "CheckpointCompletion", "checkpoint_problem", "list_checkpoints",
            "last_complete_checkpoint", "resolve_resume", "write_completion_record"]
 

@@ -40,7 +40,7 @@ from trl import ModelConfig
 
 from evolver_gym.cli_args import check_env_kwargs, rename_flags, rename_keys, renamed_option_flags, underscore_flags
 
-from .checkpoints import resolve_resume
+from .checkpoints import START_DIR, resolve_resume
 from .config import NO_TASK_SPLIT, RENAMED_OPTIONS
 from .errors import (
     SETTING_RANGES,
@@ -56,8 +56,6 @@ from .errors import (
     unknown_key,
 )
 from .launch import check_distributed_launch
-
-START_DIR = "start"  # <output_dir>/start: a policy built from a config, saved before RL
 
 # questioning_import's name for the tasks the warm start synthesised
 WARM_START_TASKS = "warm_start"

@@ -41,10 +41,8 @@ from .observation import view_allowed_texts
 __all__ = ["LocalPolicy", "PolicySeat"]
 
 # The files in which evolver_train.eval_cli._checkpoint_defaults finds a run's settings (importing it costs
-# TRL, so a plain model folder does not), and the folder a run keeps its starting policy in
-# (evolver_train.train_cli.START_DIR).
+# TRL, so a plain model folder does not).
 _RECORDS = ("sft_config.json", "training_args.bin")
-_START_DIR = "start"
 
 
 class LocalPolicy:
@@ -112,12 +110,13 @@ def _recorded_settings(folder: Path) -> dict[str, Any]:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> LocalPolicy:
+    from evolver_train.checkpoints import START_DIR
     from evolver_train.evaluation import RolloutSettings, _eos_ids, load_checkpoint
     from evolver_train.rollout import ChatCodec
 
     folder = Path(path)
     record = _recorded_settings(folder)
-    if not record and folder.name == _START_DIR:  # a run's starting policy: the run's settings
+    if not record and folder.name == START_DIR:  # a run's starting policy: the run's settings
         record = _recorded_settings(folder.parent)
     settings = RolloutSettings.from_config(record)
     model, tokenizer = load_checkpoint(path)

@@ -71,9 +71,9 @@ def seat_evaluation_report(per_task: list[dict[str, Any]], final_infos: list[dic
     # ends where the id changes or a seat comes again.
     game, game_id, seats_seen = -1, None, set()
     for info in final_infos:
-        seat = info.get("seat", id(info))
-        if info.get("game", id(info)) != game_id or seat in seats_seen:
-            game, game_id, seats_seen = game + 1, info.get("game", id(info)), set()
+        seat, this_id = info.get("seat", id(info)), info.get("game", id(info))
+        if this_id != game_id or seat in seats_seen:
+            game, game_id, seats_seen = game + 1, this_id, set()
         seats_seen.add(seat)
         won = int(bool(info.get("success", False)))
         by_role[str(info.get("role", "unknown"))].append(won)

@@ -361,10 +361,14 @@ def run_warm_start(run: RunConfig) -> str:
 
 def load_model(run: RunConfig, env: Any = None, tasks: list[Any] | None = None):
     """``(model, tokenizer)``: a checkpoint folder, adapter folder or hub name, or ``tiny`` built for ``env``."""
-    from .policy import build_policy
+    from .policy import TinyPolicyConfig, build_policy
 
+    # A tiny policy's positions cover the longest context a rollout can build (first observation plus the
+    # episode budget), so a recipe with a long budget does not run it past the lengths it was made for.
+    longest = run.train.max_observation_tokens + run.train.max_episode_tokens
+    size = TinyPolicyConfig(max_position_embeddings=max(TinyPolicyConfig.max_position_embeddings, longest))
     return build_policy(run.model.model_name_or_path, env=env, tasks=tasks or [],
-                        extra_texts=[run.train.system_prompt or ""], seed=run.train.seed)
+                        extra_texts=[run.train.system_prompt or ""], size=size, seed=run.train.seed)
 
 
 def save_starting_policy(model: Any, tokenizer: Any, output_dir: str) -> str:

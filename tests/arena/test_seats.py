@@ -124,3 +124,65 @@ def test_evaluation_report_counts_games_per_side_and_seats_per_role():
     a = seat_evaluation_report([], replay, 3)["arena"]
     assert (a["games"], a["seats"]) == (3, 6)
     assert (a["by_side"]["good"]["games"], a["by_side"]["good"]["wins"]) == (3, 1)
+
+
+def _longest_game_pick(env, obs, infos, agent, progress):
+    """The reply that makes the game as long as the rules allow: proposals 1-4 of every quest are
+    rejected and the 5th approved, teams hold an evil seat, and evil fails quests 2 and 4 only, so all
+    five quests are played, each to its fifth proposal."""
+    import re
+
+    for quest, proposal in re.findall(r"Quest (\d), proposal (\d)/5", obs[agent]):
+        progress[agent] = (int(quest), int(proposal))
+    quest, proposal = progress[agent]
+    allowed, phase = infos[agent]["allowed_actions"], infos[agent]["phase"]
+    evil = [str(infos[a]["seat"]) for a in env.agents if infos[a]["side"] == "evil"]
+    if phase == "proposal":
+        return next(t for t in allowed if set(evil) & set(t.split(":")[1].replace(",", " ").split()))
+    if phase == "vote":
+        return next(x for x in allowed if ("approve" if proposal == 5 else "reject") in x.lower())
+    if phase == "quest":
+        fail = quest % 2 == 0 and infos[agent]["side"] == "evil"
+        return next(x for x in allowed if ("fail" if fail else "success") in x.lower())
+    return allowed[0]
+
+
+def test_the_avalon_recipe_budget_holds_the_longest_game():
+    # A game the budget cuts counts as lost, so a policy that drags games out (rejecting every team)
+    # would lose to the budget, not to the rules: the recipe's budget must hold the longest legal game.
+    from evolver_train.policy import build_environment_tokenizer
+    from evolver_train.rollout import ChatCodec
+    from evolver_train.train_cli import parse_config
+
+    recipe = parse_config(["--config", "avalon"]).train
+    kwargs = {k: v for k, v in recipe.env_kwargs.items() if k != "opponents"}
+    probe = AvalonSeats(deal_key="test", **kwargs)
+    codec = ChatCodec(build_environment_tokenizer(probe, list(probe.tasks("train"))),
+                      max_observation_tokens=recipe.max_observation_tokens)
+    env = AvalonSeats(deal_key="test", opponents="self", **kwargs)  # the policy's stand-in plays every seat
+    obs, infos = env.reset(seed=0, options={"split": "test", "index": 0})
+    progress = {a: (1, 1) for a in env.agents}
+    turns = {a: 0 for a in env.agents}
+    tokens = {a: 0 for a in env.agents}  # what the rollout counts: observations after the first, replies, EOS
+    while env.agents:
+        actions = {}
+        for a in [a for a in env.agents if infos[a]["acting"]]:
+            actions[a] = _longest_game_pick(env, obs, infos, a, progress)
+            tokens[a] += (len(codec.observation_ids(obs[a])) if turns[a] else 0) + len(codec.action_ids(actions[a])) + 1
+            turns[a] += 1
+        obs, _, _, _, infos = env.step(actions)
+    assert len(infos) == 5 and {i["evaluation"]["end_reason"] for i in infos.values()} <= {
+        "assassination_miss", "assassination_hit"}
+    assert max(turns.values()) >= 30  # five quests, each to its fifth proposal
+    assert max(turns.values()) <= recipe.max_turns
+    assert max(tokens.values()) + 2 <= recipe.max_episode_tokens, tokens
+
+
+def test_a_tiny_policy_is_built_with_positions_for_the_whole_episode_budget():
+    from evolver_train.train_cli import load_model, parse_config
+
+    run = parse_config(["--config", "avalon"])
+    probe = AvalonSeats(deal_key="test", **{k: v for k, v in run.train.env_kwargs.items() if k != "opponents"})
+    model, _ = load_model(run, probe, list(probe.tasks("train")))
+    longest = run.train.max_observation_tokens + run.train.max_episode_tokens
+    assert longest > 2048 and model.config.max_position_embeddings == longest

@@ -640,12 +640,13 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         episodes[i].truncated, episodes[i].ended_by = True, "turn_cap"
 
     for ep, rs in zip(episodes, rewards):
+        # The outcome first: an attributor of a cut episode reads it from the trajectory.
+        ep.success = bool(ep.final_info.get("success", False))
+        ep.score = float(ep.final_info.get("score", 0.0))
         if finish_cut is not None and ep.ended_by != "env" and ep.steps:
             ep.final_info = {**ep.final_info, **finish_cut(ep.trajectory())}
         info = ep.final_info
         ep.env_return = float(sum(rs))
-        ep.success = bool(info.get("success", False))
-        ep.score = float(info.get("score", 0.0)) if "score" in info else 0.0
         ep.outcome = _outcome(info, rs, outcome_key) - invalid_action_penalty * ep.invalid_actions
         if step_rewards is not None:
             ep.labels = step_rewards(info)

@@ -180,12 +180,13 @@ def play_seat_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: G
                 ep.tokens.prompt_ids = ep.train_prompt_ids = codec.prompt_ids(s.observation or
                                                                               str(ep.reset_info.get("instruction", "")))
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
+            # The outcome first: the attributor reads it from the trajectory (the outcome's sign on unjudged steps).
+            ep.success = bool(ep.final_info.get("success", False))
+            ep.score = float(ep.final_info.get("score", 0.0))
             if finish_episode is not None and ep.steps:
                 ep.final_info = {**ep.final_info, **finish_episode(ep.trajectory())}
             info = ep.final_info
             ep.env_return = float(sum(st.reward for st in ep.steps))
-            ep.success = bool(info.get("success", False))
-            ep.score = float(info.get("score", 0.0))
             ep.outcome = (_outcome(info, [st.reward for st in ep.steps], outcome_key)
                           - invalid_action_penalty * ep.invalid_actions)
             if step_rewards is not None:

@@ -31,6 +31,8 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
     * -1 for a good seat rejecting the fifth proposal of a round when that hands evil the game;
     * -1 for an evil seat approving or proposing a team with no evil player it knows of (itself
       included);
+    * -1 for an evil seat playing SUCCESS on a quest that its one Fail card would fail, when no other evil
+      player it knows of is on the team (so no teammate can fail it instead): it hands the quest to good;
     * 0 for a good seat that knows an evil player approving or proposing a team without one;
     * ``None`` for every other decision (no rule judges it).
     """
@@ -42,6 +44,9 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
             return -1.0 if fifth and not game.is_evil[seat] else None
     elif game.phase == "proposal" and c.TEAM0 <= code < c.APPROVE:
         team = c.decode(code)[1]
+    elif game.phase == "quest" and code == c.SUCCESS and game.is_evil[seat]:
+        partners = set(game.knowledge[seat].evil).intersection(game.team) - {seat}
+        return -1.0 if game.fails_needed == 1 and not partners else None
     else:
         return None
     known_evil = set(game.knowledge[seat].evil) | {t for t, evil in game.lady_results[seat] if evil}

@@ -96,6 +96,25 @@ def test_step_credit_judges_proposals_from_the_seats_own_knowledge():
     assert after[merlin]["step_credit"] == -1.0
 
 
+def test_step_credit_judges_an_evil_quest_card_that_hands_good_the_quest():
+    from arena.avalon import AvalonConfig, AvalonGame
+    from arena.avalon.credit import step_credit
+
+    def quest_with(team):
+        g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
+        g.step(g.codec.team_code(team))
+        while g.phase == "vote":
+            g.step(g.codec.APPROVE)
+        assert g.phase == "quest" and g.fails_needed == 1
+        return g, g.codec
+
+    g, c = quest_with([0, 3])  # the Assassin alone with Merlin: its Success gives good the quest
+    assert step_credit(g, 3, c.SUCCESS) == -1.0 and step_credit(g, 3, c.FAIL) is None
+    assert step_credit(g, 0, c.SUCCESS) is None  # a good seat's only card is not judged
+    g, c = quest_with([3, 4])  # both evil players: either may fail it, so neither Success is judged
+    assert step_credit(g, 3, c.SUCCESS) is None and step_credit(g, 4, c.SUCCESS) is None
+
+
 def test_self_seats_are_played_by_the_policy_without_learning_and_bad_settings_are_named():
     env = AvalonSeats(num_players=5, trainable_roles=["merlin"], opponents="self", deal_key="test",
                       discussion_rounds=0)

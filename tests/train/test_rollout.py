@@ -181,3 +181,20 @@ def test_incremental_sampler_multi_turn_logprobs_match_a_teacher_forced_forward(
         model_pos = [k for k, m in enumerate(rec.env_mask) if m]
         torch.testing.assert_close(torch.tensor([rec.logprobs[k] for k in model_pos]), ref[model_pos],
                                    atol=1e-4, rtol=1e-4)
+
+
+def test_an_episode_cut_by_the_trainer_is_finished_with_its_outcome():
+    """finish_cut (what the mechanisms write for a cut episode) reads the episode's success and score."""
+    class PartialCredit(GuessEnv):
+        def step(self, action):
+            obs, reward, terminated, truncated, info = super().step(action)
+            return obs, reward, terminated, truncated, {**info, "score": 0.25}
+
+    model, tok = tiny_policy()
+    rows = [RowSpec(task=GuessEnv().tasks()[7].to_dict(), seed=5, group=0) for _ in range(2)]
+    generate, _ = _recording_generate(model, tok, seed=1)
+    finished = []
+    episodes = _play(rows, [PartialCredit() for _ in rows], generate, ChatCodec(tok), max_turns=1,
+                     finish_cut=lambda t: finished.append((t.success, t.score)) or {})
+    assert all(ep.ended_by == "turn_cap" for ep in episodes)
+    assert finished == [(ep.success, ep.score) for ep in episodes] == [(False, 0.25)] * 2

@@ -69,6 +69,35 @@ def test_each_learning_seat_is_one_row_with_its_own_context():
     assert len({ep.outcome for ep in episodes}) == 1
 
 
+def test_the_attributor_judges_each_seat_with_its_games_outcome():
+    """env-rules labels a step no rule judges with the outcome's sign: +1 in a won game, -1 in a lost one."""
+    from wrappers.attribution import EnvRuleAttributor, label_reward
+    from wrappers.attribution.wrapper import attribution_record
+
+    tok, generate = _scripted()
+    kwargs = {**KWARGS, "trainable_roles": ["assassin", "minion"]}
+    env = make_env("evolver/AvalonSeats-v0", kwargs)
+    tasks = env.tasks("dev")
+    rows = [RowSpec(task=tasks[1], seed=11, group=0)] * 2 + [RowSpec(task=tasks[0], seed=11, group=1)] * 2
+    finished = []
+
+    def finish(trajectory):
+        finished.append(trajectory)
+        return {"attribution": attribution_record(EnvRuleAttributor(), trajectory)}
+
+    episodes = play_episodes([env, make_env("evolver/AvalonSeats-v0", kwargs)], rows, generate,
+                             ChatCodec(tok, max_observation_tokens=4000), max_turns=40, max_episode_tokens=20000,
+                             max_turn_tokens=16, finish_cut=finish,
+                             step_rewards=lambda info: [label_reward(x["label"])
+                                                        for x in info["attribution"]["labels"]])
+    assert [ep.success for ep in episodes] == [True, True, False, False]  # the scripted evil side wins deal 1 only
+    assert sorted((t.success, t.score) for t in finished) == sorted((ep.success, ep.score) for ep in episodes)
+    for ep in episodes:
+        unjudged = [lab for lab, st in zip(ep.labels, ep.steps)
+                    if st.info.get("step_credit") is None and st.info["action_valid"]]
+        assert unjudged and set(unjudged) == {1.0 if ep.success else -1.0}
+
+
 def test_a_game_stops_for_every_seat_at_the_token_budget():
     tok, generate = _scripted()
     env = make_env("evolver/AvalonSeats-v0", KWARGS)

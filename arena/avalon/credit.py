@@ -27,14 +27,18 @@ __all__ = ["step_credit"]
 def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
     """Credit of ``seat`` playing ``code`` now (before it is played), judged from what the seat knows:
 
-    * -1 for a good seat approving or proposing a team with a player it knows is evil;
+    * -1 for a good seat approving or proposing a team with a player it knows is evil, 0 for a good seat
+      that knows an evil player approving or proposing a team without one;
     * -1 for a good seat rejecting the fifth proposal of a round when that hands evil the game;
-    * -1 for an evil seat approving or proposing a team with no evil player it knows of (itself
-      included);
-    * -1 for an evil seat playing SUCCESS on a quest that its one Fail card would fail, when no other evil
-      player it knows of is on the team (so no teammate can fail it instead): it hands the quest to good;
-    * 0 for a good seat that knows an evil player approving or proposing a team without one;
+    * -1 for an evil seat approving or proposing a team with no evil player it knows of (itself included),
+      0 for one approving or proposing a team with one;
+    * on a quest that one Fail card fails, with no other evil player the seat knows of on the team (no
+      teammate can fail it instead): -1 for an evil seat's Success card (it hands the quest to good), 0 for
+      its Fail card;
     * ``None`` for every other decision (no rule judges it).
+
+    Judging sound decisions too (0, not ``None``) matters in lost games, where every unjudged step takes the
+    outcome's sign: the sound ones then stand apart from the blunders.
     """
     c = game.codec
     if game.phase == "vote" and code in (c.APPROVE, c.REJECT):
@@ -44,15 +48,17 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
             return -1.0 if fifth and not game.is_evil[seat] else None
     elif game.phase == "proposal" and c.TEAM0 <= code < c.APPROVE:
         team = c.decode(code)[1]
-    elif game.phase == "quest" and code == c.SUCCESS and game.is_evil[seat]:
+    elif game.phase == "quest" and game.is_evil[seat] and code in (c.SUCCESS, c.FAIL):
         partners = set(game.knowledge[seat].evil).intersection(game.team) - {seat}
-        return -1.0 if game.fails_needed == 1 and not partners else None
+        if game.fails_needed != 1 or partners:
+            return None
+        return -1.0 if code == c.SUCCESS else 0.0
     else:
         return None
     known_evil = set(game.knowledge[seat].evil) | {t for t, evil in game.lady_results[seat] if evil}
     if game.is_evil[seat]:
         known_evil.add(seat)
-        return -1.0 if not known_evil.intersection(team) else None
+        return 0.0 if known_evil.intersection(team) else -1.0
     if not known_evil:
         return None  # a seat that knows no evil player cannot be judged by this rule
     return -1.0 if known_evil.intersection(team) else 0.0

@@ -96,7 +96,7 @@ def test_step_credit_judges_proposals_from_the_seats_own_knowledge():
     assert after[merlin]["step_credit"] == -1.0
 
 
-def test_step_credit_judges_an_evil_quest_card_that_hands_good_the_quest():
+def test_step_credit_judges_an_evil_seats_quest_card_and_team_both_ways():
     from arena.avalon import AvalonConfig, AvalonGame
     from arena.avalon.credit import step_credit
 
@@ -109,10 +109,14 @@ def test_step_credit_judges_an_evil_quest_card_that_hands_good_the_quest():
         return g, g.codec
 
     g, c = quest_with([0, 3])  # the Assassin alone with Merlin: its Success gives good the quest
-    assert step_credit(g, 3, c.SUCCESS) == -1.0 and step_credit(g, 3, c.FAIL) is None
+    assert step_credit(g, 3, c.SUCCESS) == -1.0 and step_credit(g, 3, c.FAIL) == 0.0
     assert step_credit(g, 0, c.SUCCESS) is None  # a good seat's only card is not judged
-    g, c = quest_with([3, 4])  # both evil players: either may fail it, so neither Success is judged
-    assert step_credit(g, 3, c.SUCCESS) is None and step_credit(g, 4, c.SUCCESS) is None
+    g, c = quest_with([3, 4])  # both evil players: either may fail it, so neither card is judged
+    assert step_credit(g, 3, c.SUCCESS) is None and step_credit(g, 4, c.FAIL) is None
+    for team, approve in (([0, 1], -1.0), ([0, 4], 0.0)):  # the Minion votes on a team without, then with, evil
+        g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
+        g.step(g.codec.team_code(team))
+        assert step_credit(g, 4, g.codec.APPROVE) == approve and step_credit(g, 4, g.codec.REJECT) is None
 
 
 def test_self_seats_are_played_by_the_policy_without_learning_and_bad_settings_are_named():

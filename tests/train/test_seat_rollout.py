@@ -75,27 +75,32 @@ def test_the_attributor_judges_each_seat_with_its_games_outcome():
     from wrappers.attribution.wrapper import attribution_record
 
     tok, generate = _scripted()
-    kwargs = {**KWARGS, "trainable_roles": ["assassin", "minion"]}
-    env = make_env("evolver/AvalonSeats-v0", kwargs)
+    env = make_env("evolver/AvalonSeats-v0", KWARGS)  # Merlin and the two Servants learn
     tasks = env.tasks("dev")
-    rows = [RowSpec(task=tasks[1], seed=11, group=0)] * 2 + [RowSpec(task=tasks[0], seed=11, group=1)] * 2
+    rows = [RowSpec(task=tasks[4], seed=11, group=0)] * 3 + [RowSpec(task=tasks[0], seed=11, group=1)] * 3
     finished = []
 
     def finish(trajectory):
         finished.append(trajectory)
         return {"attribution": attribution_record(EnvRuleAttributor(), trajectory)}
 
-    episodes = play_episodes([env, make_env("evolver/AvalonSeats-v0", kwargs)], rows, generate,
+    episodes = play_episodes([env, make_env("evolver/AvalonSeats-v0", KWARGS)], rows, generate,
                              ChatCodec(tok, max_observation_tokens=4000), max_turns=40, max_episode_tokens=20000,
                              max_turn_tokens=16, finish_cut=finish,
                              step_rewards=lambda info: [label_reward(x["label"])
                                                         for x in info["attribution"]["labels"]])
-    assert [ep.success for ep in episodes] == [True, True, False, False]  # the scripted evil side wins deal 1 only
+    assert [ep.success for ep in episodes] == [True] * 3 + [False] * 3  # the scripted good side wins deal 4 only
     assert sorted((t.success, t.score) for t in finished) == sorted((ep.success, ep.score) for ep in episodes)
     for ep in episodes:
-        unjudged = [lab for lab, st in zip(ep.labels, ep.steps)
-                    if st.info.get("step_credit") is None and st.info["action_valid"]]
-        assert unjudged and set(unjudged) == {1.0 if ep.success else -1.0}
+        for label, st in zip(ep.labels, ep.steps):
+            credit = st.info.get("step_credit")
+            if not st.info["action_valid"]:
+                assert label == -1.0
+            elif credit is None:  # a Servant knows no evil player: its votes are judged by the outcome
+                assert label == (1.0 if ep.success else -1.0)
+            else:  # Merlin's votes on teams with a player he knows is evil are blunders even in a won game
+                assert label == (1.0 if credit >= 0 else -1.0)
+    assert {ep.labels.count(-1.0) > 0 for ep in episodes[:3]} == {True, False}
 
 
 def test_a_game_stops_for_every_seat_at_the_token_budget():

@@ -32,7 +32,8 @@ from evolver_gym.core import Step, Task, TokenRecord, Trajectory
 from .generation import generate_turn
 
 __all__ = ["ChatCodec", "sample_tokens", "IncrementalSampler", "RowSpec", "PromptEdit", "Episode", "EnvPool",
-           "play_episodes", "allowed_actions_in", "allowed_next_tokens", "restriction_record", "GenerateFn"]
+           "play_episodes", "close_episode", "allowed_actions_in", "allowed_next_tokens", "restriction_record",
+           "GenerateFn"]
 
 # generate(contexts, max_new_tokens) -> (sampled ids per row, sampling log-probs per row)
 GenerateFn = Callable[[list[list[int]], list[int]], tuple[list[list[int]], list[list[float]]]]
@@ -640,16 +641,26 @@ def play_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: Genera
         episodes[i].truncated, episodes[i].ended_by = True, "turn_cap"
 
     for ep, rs in zip(episodes, rewards):
-        # The outcome first: an attributor of a cut episode reads it from the trajectory.
-        ep.success = bool(ep.final_info.get("success", False))
-        ep.score = float(ep.final_info.get("score", 0.0))
-        if finish_cut is not None and ep.ended_by != "env" and ep.steps:
-            ep.final_info = {**ep.final_info, **finish_cut(ep.trajectory())}
-        info = ep.final_info
-        ep.env_return = float(sum(rs))
-        ep.outcome = _outcome(info, rs, outcome_key) - invalid_action_penalty * ep.invalid_actions
-        if step_rewards is not None:
-            ep.labels = step_rewards(info)
-        if mask_truncated and ep.truncated and not ep.terminated:
-            ep.tokens.env_mask = [0] * len(ep.tokens.env_mask)
+        close_episode(ep, rs, finish=finish_cut if ep.ended_by != "env" else None, step_rewards=step_rewards,
+                      outcome_key=outcome_key, invalid_action_penalty=invalid_action_penalty,
+                      mask_truncated=mask_truncated)
     return episodes
+
+
+def close_episode(ep: Episode, rewards: Sequence[float], *, finish: Callable[[Trajectory], dict[str, Any]] | None,
+                  step_rewards: Callable[[dict[str, Any]], list[float] | None] | None, outcome_key: str,
+                  invalid_action_penalty: float, mask_truncated: bool) -> None:
+    """Set a played episode's outcome, what ``finish`` writes for it (the mechanisms' end-of-episode
+    entries, for an episode no environment layer finished) and its step labels."""
+    # The outcome first: an attributor reads it from the trajectory (the outcome's sign on unjudged steps).
+    ep.success = bool(ep.final_info.get("success", False))
+    ep.score = float(ep.final_info.get("score", 0.0))
+    if finish is not None and ep.steps:
+        ep.final_info = {**ep.final_info, **finish(ep.trajectory())}
+    info = ep.final_info
+    ep.env_return = float(sum(rewards))
+    ep.outcome = _outcome(info, rewards, outcome_key) - invalid_action_penalty * ep.invalid_actions
+    if step_rewards is not None:
+        ep.labels = step_rewards(info)
+    if mask_truncated and ep.truncated and not ep.terminated:
+        ep.tokens.env_mask = [0] * len(ep.tokens.env_mask)

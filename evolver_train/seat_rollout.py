@@ -28,7 +28,7 @@ from typing import Any
 from evolver_gym.core import Step, TokenRecord, Trajectory
 
 from .generation import generate_turn
-from .rollout import ChatCodec, Episode, GenerateFn, RowSpec, _anchor, _outcome, restriction_record
+from .rollout import ChatCodec, Episode, GenerateFn, RowSpec, _anchor, close_episode, restriction_record
 
 __all__ = ["is_multi_seat", "play_seat_episodes"]
 
@@ -180,19 +180,9 @@ def play_seat_episodes(envs: Sequence[Any], rows: Sequence[RowSpec], generate: G
                 ep.tokens.prompt_ids = ep.train_prompt_ids = codec.prompt_ids(s.observation or
                                                                               str(ep.reset_info.get("instruction", "")))
                 ep.tokens.extend([codec.eos_token_id], model=False, step=-1)
-            # The outcome first: the attributor reads it from the trajectory (the outcome's sign on unjudged steps).
-            ep.success = bool(ep.final_info.get("success", False))
-            ep.score = float(ep.final_info.get("score", 0.0))
-            if finish_episode is not None and ep.steps:
-                ep.final_info = {**ep.final_info, **finish_episode(ep.trajectory())}
-            info = ep.final_info
-            ep.env_return = float(sum(st.reward for st in ep.steps))
-            ep.outcome = (_outcome(info, [st.reward for st in ep.steps], outcome_key)
-                          - invalid_action_penalty * ep.invalid_actions)
-            if step_rewards is not None:
-                ep.labels = step_rewards(info)
-            if mask_truncated and ep.truncated and not ep.terminated:
-                ep.tokens.env_mask = [0] * len(ep.tokens.env_mask)
+            close_episode(ep, [st.reward for st in ep.steps], finish=finish_episode, step_rewards=step_rewards,
+                          outcome_key=outcome_key, invalid_action_penalty=invalid_action_penalty,
+                          mask_truncated=mask_truncated)
         learning = sorted((s for s in seats.values() if s.episode.seat_slot is not None),
                           key=lambda s: s.episode.seat_slot)
         episodes += [s.episode for s in learning]

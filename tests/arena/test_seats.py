@@ -100,9 +100,13 @@ def test_step_credit_judges_an_evil_seats_quest_card_and_team_both_ways():
     from arena.avalon import AvalonConfig, AvalonGame
     from arena.avalon.credit import step_credit
 
-    def quest_with(team):
+    def proposed(team):  # Merlin (seat 0) leads; the Assassin and the Minion are seats 3 and 4
         g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
         g.step(g.codec.team_code(team))
+        return g
+
+    def quest_with(team):
+        g = proposed(team)
         while g.phase == "vote":
             g.step(g.codec.APPROVE)
         assert g.phase == "quest" and g.fails_needed == 1
@@ -114,8 +118,7 @@ def test_step_credit_judges_an_evil_seats_quest_card_and_team_both_ways():
     g, c = quest_with([3, 4])  # both evil players: either may fail it, so neither card is judged
     assert step_credit(g, 3, c.SUCCESS) is None and step_credit(g, 4, c.FAIL) is None
     for team, approve in (([0, 1], -1.0), ([0, 4], 0.0)):  # the Minion votes on a team without, then with, evil
-        g = AvalonGame(AvalonConfig(5, discussion_rounds=0), ["merlin", "servant", "servant", "assassin", "minion"], 0)
-        g.step(g.codec.team_code(team))
+        g = proposed(team)
         assert step_credit(g, 4, g.codec.APPROVE) == approve and step_credit(g, 4, g.codec.REJECT) is None
 
 

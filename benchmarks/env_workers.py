@@ -17,7 +17,7 @@ import time
 import gymnasium as gym
 
 import evolver_gym  # noqa: F401 - registers the ids
-from evolver_train.env_workers import EnvWorkerConfig, make_env_pool
+from evolver_train.env_workers import EnvWorkerConfig, init_ray, make_env_pool
 from evolver_train.policy import build_word_tokenizer
 from evolver_train.rollout import ChatCodec, RowSpec, play_episodes
 
@@ -52,7 +52,7 @@ def main() -> None:
 
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(num_cpus=2)
     factory = functools.partial(gym.make, "evolver_gym:evolver/WebShop-v0", num_products=args.products,
                                 max_steps=args.turns + 1)
     probe = factory()

@@ -5,6 +5,7 @@
   returns a ``RemoteEnvs`` batch whose ``reset_many`` / ``step_many`` send one call per actor, so
   the actors step their environments in parallel.
 * ``make_env_pool`` - the pool of a backend.
+* ``init_ray`` - join a Ray cluster, or start a local one patient enough for a busy machine.
 
 ``play_episodes`` (``evolver_train.rollout``) uses ``reset_many`` / ``step_many`` when the batch has
 them and steps environments one by one otherwise, so both backends play the same episodes for the
@@ -22,15 +23,29 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .rollout import EnvPool
 
-__all__ = ["EnvWorkerConfig", "RayEnvPool", "RemoteEnvs", "make_env_pool", "ENV_BACKENDS"]
+__all__ = ["EnvWorkerConfig", "RayEnvPool", "RemoteEnvs", "make_env_pool", "init_ray", "ENV_BACKENDS"]
 
 ENV_BACKENDS = ("local", "ray")
+
+
+def init_ray(address: str | None = None, **kwargs: Any) -> None:
+    """``ray.init`` for environment workers: no dashboard, actors' logs kept off the driver's console.
+
+    A local head's control service publishes its port only once it is up; Ray waits 30 s for that by default,
+    which a machine busy with training (or a loaded CI runner) can exceed. This waits up to 120 s unless
+    ``RAY_gcs_server_port_wait_time_s`` says otherwise.
+    """
+    import ray
+
+    os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, **kwargs)
 
 
 @dataclass
@@ -130,7 +145,7 @@ class RayEnvPool:
         except ImportError as exc:
             raise RuntimeError("env backend 'ray' needs Ray: pip install 'evolver-gym[scale]'") from exc
         if not ray.is_initialized():
-            ray.init(address=config.address, include_dashboard=False, log_to_driver=False)
+            init_ray(config.address)
         actor_cls = ray.remote(num_cpus=config.num_cpus_per_actor)(_EnvActor)
         try:
             self.actors = [actor_cls.remote(factory) for _ in range(config.num_actors)]

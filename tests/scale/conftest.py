@@ -12,8 +12,10 @@ def milvus_server(tmp_path_factory):
     from wrappers.navigation.local_server import BULK_POOL_SETTINGS, LocalMilvusServer
 
     # the bulk-pool settings, so that the tests also show a setting reaching the server
-    with LocalMilvusServer(tmp_path_factory.mktemp("milvus"), settings=BULK_POOL_SETTINGS) as server:
-        yield server
+    server = LocalMilvusServer(tmp_path_factory.mktemp("milvus"), settings=BULK_POOL_SETTINGS).start()
+    yield server
+    # Its data is thrown away: no need to wait out the server's graceful shutdown (up to 30 s).
+    server.stop(timeout=3)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from evolver_train.config import EvolverGRPOConfig
-from evolver_train.env_workers import EnvWorkerConfig, RayEnvPool, RemoteEnvs, make_env_pool
+from evolver_train.env_workers import EnvWorkerConfig, RayEnvPool, RemoteEnvs, init_ray, make_env_pool
 from evolver_train.rollout import ChatCodec, EnvPool, RowSpec, play_episodes, sample_tokens
 from tests.train.fixtures import GuessEnv, tiny_policy
 
@@ -16,7 +16,7 @@ from tests.train.fixtures import GuessEnv, tiny_policy
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="the Ray environment workers need `ray` (extra: scale)")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(num_cpus=2)
     yield
     ray.shutdown()
 

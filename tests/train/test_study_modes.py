@@ -117,6 +117,21 @@ def test_seeds_are_a_count_or_a_list_and_never_none(study, monkeypatch, tmp_path
             study.main(["--seeds", bad, "--out-dir", str(tmp_path), "--results", str(tmp_path / "t.md")])
 
 
+@pytest.fixture
+def small_synthesis(study, tmp_path, monkeypatch):
+    """The recipe with a warm start that synthesises 16 tasks, not 2,000: these tests check the study's
+    bookkeeping around a real warm start, not self-questioning (tested in tests/questioning)."""
+    import yaml
+
+    recipe = yaml.safe_load(study.RECIPE.read_text())
+    recipe["sft"]["synthesize_tasks"] = 16
+    small = tmp_path / "recipe" / "quickstart.yaml"
+    small.parent.mkdir()
+    small.write_text(yaml.safe_dump(recipe))
+    monkeypatch.setattr(study, "RECIPE", small)
+
+
+@pytest.mark.usefixtures("small_synthesis")
 def test_an_existing_warm_start_is_used_only_when_trained_the_same_way(study, tmp_path):
     args = _budget_args(sft_steps=2, sft_demos=4, warm_start="")
     trained = study._warm_start(args, 0, tmp_path / "seed0")  # a real (two-step) warm start
@@ -174,6 +189,7 @@ def test_the_table_says_when_grpo_never_beat_its_warm_start(study, tmp_path):
     assert "The best of basic is its warm start" not in table and "| 20 |" in table
 
 
+@pytest.mark.usefixtures("small_synthesis")
 def test_the_warm_starts_evaluation_is_played_once_per_seed_and_read_back_by_its_other_modes(study, tmp_path, capsys):
     args = _budget_args(steps=1, eval_every=1, eval_episodes=3, sft_steps=2, sft_demos=4, warm_start="",
                         tasks_per_step=1, group=2, recipe_args="--max-turns 2 --max-episode-tokens 120")

@@ -25,29 +25,32 @@ __all__ = ["step_credit"]
 
 
 def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
-    """Credit of ``seat`` playing ``code`` now (before it is played), judged from what the seat knows:
+    """Credit of ``seat`` playing ``code`` now (before it is played), judged from what the seat knows.
 
-    * -1 for a good seat approving or proposing a team with a player it knows is evil, 0 for a good seat
-      that knows an evil player approving or proposing a team without one;
+    A team is *dirty* for a seat when it holds a player the seat knows is evil (an evil seat counts itself):
+
+    * a good seat that knows an evil player: approving or proposing a dirty team -1, a clean one 0;
+      rejecting a dirty team 0 (a rejection of a clean team is not judged: the seat may suspect others);
     * -1 for a good seat rejecting the fifth proposal of a round when that hands evil the game;
-    * -1 for an evil seat approving or proposing a team with no evil player it knows of (itself included),
-      0 for one approving or proposing a team with one;
+    * an evil seat: approving or proposing a dirty team 0, a clean one -1; rejecting a dirty team -1
+      (it throws away a quest its side could fail), a clean one 0;
     * on a quest that one Fail card fails, with no other evil player the seat knows of on the team (no
       teammate can fail it instead): -1 for an evil seat's Success card (it hands the quest to good), 0 for
       its Fail card;
     * ``None`` for every other decision (no rule judges it).
 
-    Judging sound decisions too (0, not ``None``) matters in lost games, where every unjudged step takes the
-    outcome's sign: the sound ones then stand apart from the blunders.
+    Every vote of an evil seat is judged, both ways: a rule that judged only approvals would let a policy
+    escape every -1 by rejecting every team. Judging sound decisions too (0, not ``None``) matters in lost
+    games, where every unjudged step takes the outcome's sign: the sound ones then stand apart from the
+    blunders.
     """
     c = game.codec
     if game.phase == "vote" and code in (c.APPROVE, c.REJECT):
-        team = game.team
-        if code == c.REJECT:
-            fifth = game.rejections == 4 and game.config.hammer == "evil_wins"
-            return -1.0 if fifth and not game.is_evil[seat] else None
+        team, approve = game.team, code == c.APPROVE
+        if not approve and game.rejections == 4 and game.config.hammer == "evil_wins":
+            return 0.0 if game.is_evil[seat] else -1.0  # the fifth rejection hands evil the game
     elif game.phase == "proposal" and c.TEAM0 <= code < c.APPROVE:
-        team = c.decode(code)[1]
+        team, approve = c.decode(code)[1], True
     elif game.phase == "quest" and game.is_evil[seat] and code in (c.SUCCESS, c.FAIL):
         partners = set(game.knowledge[seat].evil).intersection(game.team) - {seat}
         if game.fails_needed != 1 or partners:
@@ -58,7 +61,11 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
     known_evil = set(game.knowledge[seat].evil) | {t for t, evil in game.lady_results[seat] if evil}
     if game.is_evil[seat]:
         known_evil.add(seat)
-        return 0.0 if known_evil.intersection(team) else -1.0
+    dirty = bool(known_evil.intersection(team))
+    if game.is_evil[seat]:
+        return 0.0 if dirty == approve else -1.0
     if not known_evil:
         return None  # a seat that knows no evil player cannot be judged by this rule
-    return -1.0 if known_evil.intersection(team) else 0.0
+    if approve:
+        return -1.0 if dirty else 0.0
+    return 0.0 if dirty else None

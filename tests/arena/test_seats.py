@@ -117,9 +117,20 @@ def test_step_credit_judges_an_evil_seats_quest_card_and_team_both_ways():
     assert step_credit(g, 0, c.SUCCESS) is None  # a good seat's only card is not judged
     g, c = quest_with([3, 4])  # both evil players: either may fail it, so neither card is judged
     assert step_credit(g, 3, c.SUCCESS) is None and step_credit(g, 4, c.FAIL) is None
-    for team, approve in (([0, 1], -1.0), ([0, 4], 0.0)):  # the Minion votes on a team without, then with, evil
+    # Every vote of the Minion is judged, so rejecting every team escapes no -1; Merlin's rejection of a team
+    # with evil is sound, its rejection of a clean team unjudged (it may suspect a servant).
+    for team, approve, reject in (([0, 1], -1.0, 0.0), ([0, 4], 0.0, -1.0)):
         g = proposed(team)
-        assert step_credit(g, 4, g.codec.APPROVE) == approve and step_credit(g, 4, g.codec.REJECT) is None
+        assert (step_credit(g, 4, g.codec.APPROVE), step_credit(g, 4, g.codec.REJECT)) == (approve, reject)
+    assert step_credit(proposed([0, 4]), 0, c.REJECT) == 0.0 and step_credit(proposed([0, 1]), 0, c.REJECT) is None
+    g = proposed([0, 1])
+    for _ in range(4):  # four rejected teams: rejecting the fifth hands evil the game
+        while g.phase == "vote":
+            g.step(c.REJECT)
+        if g.rejections < 4:
+            g.step(c.team_code([0, 1]))
+    g.step(c.team_code([1, 2]))
+    assert g.rejections == 4 and step_credit(g, 1, c.REJECT) == -1.0 and step_credit(g, 4, c.REJECT) == 0.0
 
 
 def test_self_seats_are_played_by_the_policy_without_learning_and_bad_settings_are_named():

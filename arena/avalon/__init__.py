@@ -3,7 +3,8 @@
 * ``AvalonConfig`` - rules and variant flags; ``AvalonGame`` - the pure rules engine; ``SeatView``.
 * ``raw_env`` / ``env`` / ``parallel_env`` - the PettingZoo environments (manual: ``arena.avalon_v0``).
 * ``RandomBot``, ``RuleBot`` - baseline players; ``LLMSeat`` - a seat played by a chat model behind a
-  chat client; ``PolicySeat`` - a seat played by a local text policy as in training (``checkpoint:<path>``).
+  chat client; a seat played by a local text policy as in training is the opponent ``checkpoint:<path>``
+  (``evolver_train.arena_seat.PolicySeat``, found by entry point: the arena does not import the trainer).
 * ``SingleSeat`` - one seat as a Gymnasium text environment (``evolver/AvalonSeat-v0``).
 * ``run_tournament`` - tournaments with fair seating, Wilson intervals and Elo.
 """
@@ -17,7 +18,6 @@ from .rules import EVIL_ROLES, GOOD_ROLES, ROLES, AvalonConfig, Knowledge, night
 __all__ = [
     "ActionCodec",
     "LLMSeat",
-    "PolicySeat",
     "RandomBot",
     "RuleBot",
     "SingleSeat",
@@ -52,7 +52,6 @@ _LAZY = {
     "RandomBot": ".bots",
     "RuleBot": ".bots",
     "LLMSeat": ".llm_seat",
-    "PolicySeat": ".policy_seat",
     "SingleSeat": ".single_seat",
     "play_game": ".play",
     "run_tournament": ".tournament",

@@ -6,7 +6,7 @@
 
 ``llm:<model>@<url>`` seats (a remote endpoint, whose sampling cannot be restricted) are played by it. A
 model folder on this machine (``checkpoint:<path>``) is played by
-:class:`~arena.avalon.policy_seat.PolicySeat` instead: the training chat, legal replies only.
+``evolver_train.arena_seat.PolicySeat`` instead: the training chat, legal replies only.
 """
 
 from __future__ import annotations

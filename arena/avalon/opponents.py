@@ -7,9 +7,11 @@
     ``OpenAIChatClient``), through :class:`~arena.avalon.llm_seat.LLMSeat`;
   - ``checkpoint:<path>`` - a text policy in a model folder (an ``evolver train`` output or ``checkpoint-N``
     folder, its ``start`` policy, or any chat model folder such as SmolLM2-135M-Instruct), played as
-    training plays it (:class:`~arena.avalon.policy_seat.PolicySeat`): the training chat template and
+    training plays it (``evolver_train.arena_seat.PolicySeat``): the training chat template and
     codec, one chat per game fed what is new since its last turn, replies sampled from the policy (seeded)
-    among the legal ones only, so it never needs a fallback;
+    among the legal ones only, so it never needs a fallback. The arena depends only on
+    ``evolver_gym.core``: it finds that seat through the entry point ``checkpoint`` of the group
+    ``evolver_gym.arena_seats`` (``SEAT_PLUGINS``), which the package declares;
   - ``self`` - the policy being trained; only a host that the policy plays through can seat it (the
     multi-seat environment, :mod:`arena.avalon.seats`), so this factory refuses it.
 * ``check_opponent`` - the spec, validated (its error names the spec and the choices).
@@ -30,9 +32,10 @@ from typing import Any
 
 from .bots import PLAYER_KINDS, Player, make_player
 
-__all__ = ["OPPONENT_KINDS", "SELF", "check_opponent", "make_opponent"]
+__all__ = ["OPPONENT_KINDS", "SELF", "SEAT_PLUGINS", "check_opponent", "make_opponent"]
 
 SELF = "self"
+SEAT_PLUGINS = "evolver_gym.arena_seats"  # entry-point group of seat kinds that live outside the arena
 OPPONENT_KINDS = (*PLAYER_KINDS, SELF)
 _HELP = f"use one of {OPPONENT_KINDS}, 'llm:<model>@<base_url>' or 'checkpoint:<path>'"
 
@@ -78,12 +81,17 @@ def make_opponent(spec: str, name: str | None = None, *, greedy: bool = False) -
 
         return llm
     if spec.startswith("checkpoint:"):
-        path = str(Path(spec[len("checkpoint:"):]).resolve())
-
-        def checkpoint() -> Player:
-            from .policy_seat import LocalPolicy, PolicySeat
-
-            return PolicySeat(LocalPolicy.load(path), name=name or spec, greedy=greedy)
-
-        return checkpoint
+        path, seat = str(Path(spec[len("checkpoint:"):]).resolve()), _seat_plugin("checkpoint")
+        return lambda: seat(path, name or spec, greedy=greedy)
     return lambda: make_player(spec, name)
+
+
+def _seat_plugin(kind: str) -> Callable[..., Player]:
+    """The seat factory registered as ``kind`` in the ``SEAT_PLUGINS`` entry-point group."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=SEAT_PLUGINS, name=kind)
+    if not found:
+        raise RuntimeError(f"opponent kind {kind!r} needs the seat registered as entry point {kind!r} of group "
+                           f"{SEAT_PLUGINS!r}, which evolver-gym declares: reinstall it (pip install -e '.[train]')")
+    return next(iter(found)).load()

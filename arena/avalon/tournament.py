@@ -10,7 +10,7 @@
   model folder), by the arena's one opponent factory (:mod:`arena.avalon.opponents`).
 
 A ``checkpoint:<path>`` entrant plays as its policy played in training
-(:class:`~arena.avalon.policy_seat.PolicySeat`): the training chat, fed what is new since its last turn,
+(``evolver_train.arena_seat.PolicySeat``): the training chat, fed what is new since its last turn,
 and replies sampled from the policy among the legal ones (``greedy``: the most probable), seeded by the
 game, so its Elo and win rates measure the policy itself, with no fallback deciding a move; the same
 tournament seed replays the same games. Any chat model folder is such an entrant too (an "LLM seat" that

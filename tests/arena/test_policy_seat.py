@@ -1,4 +1,4 @@
-"""``checkpoint:<path>`` seats (arena.avalon.policy_seat) play as the policy plays in training.
+"""``checkpoint:<path>`` seats (evolver_train.arena_seat) play as the policy plays in training.
 
 The chat is the training rollout's (ChatCodec, the multi-seat environment's observations), replies are
 drawn from the training sampler's restricted distribution over the legal replies, in every host.
@@ -20,9 +20,9 @@ from arena.avalon.bots import RuleBot  # noqa: E402
 from arena.avalon.observation import SeatStream, view_allowed_texts  # noqa: E402
 from arena.avalon.opponents import make_opponent  # noqa: E402
 from arena.avalon.play import play_game  # noqa: E402
-from arena.avalon.policy_seat import LocalPolicy, PolicySeat  # noqa: E402
 from arena.avalon.seats import AvalonSeats  # noqa: E402
 from arena.avalon.tournament import run_tournament  # noqa: E402
+from evolver_train.arena_seat import LocalPolicy, PolicySeat  # noqa: E402
 
 CONFIG = AvalonConfig(5, discussion_rounds=0)
 ALL_ROLES = ["merlin", "servant", "assassin", "minion"]
@@ -211,7 +211,7 @@ def test_bad_arguments_are_named(folder, build, message):
 def test_docstring_examples():
     import doctest
 
-    import arena.avalon.policy_seat as module
+    import evolver_train.arena_seat as module
 
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

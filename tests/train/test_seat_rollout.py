@@ -150,8 +150,8 @@ def test_evolver_train_on_the_arena_recipe(tmp_path, monkeypatch):
     assert any(not torch.equal(start[k], final[k]) for k in start)
     # the run and its starting point meet in a tournament, each played as the run played it
     from arena.avalon import AvalonConfig
-    from arena.avalon.policy_seat import LocalPolicy
     from arena.avalon.tournament import run_tournament
+    from evolver_train.arena_seat import LocalPolicy
 
     # the reply cap is the recipe's (12), read from the run's record, for its starting policy too
     assert LocalPolicy.load(out).max_turn_tokens == LocalPolicy.load(out / "start").max_turn_tokens == 12

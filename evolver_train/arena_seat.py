@@ -1,10 +1,15 @@
 """An Avalon seat played by a local text policy the way ``evolver train`` plays it (``checkpoint:<path>``).
 
+The arena depends only on ``evolver_gym.core``; it finds this seat through the ``evolver_gym.arena_seats``
+entry point ``checkpoint`` (``checkpoint_seat``), so tournaments, evaluation and training name a model folder
+as an opponent without the arena importing the trainer.
+
 * ``LocalPolicy`` - a model folder in memory with the codec it trained with: the model, ``ChatCodec`` under
   its tokenizer's chat template with the run's system prompt and observation clip (what the checkpoint
   recorded; a run's ``start`` policy takes its run's), and the cap of a free reply. :meth:`LocalPolicy.load`
   loads a folder once per process: an ``evolver train`` output or ``checkpoint-N`` folder, its ``start``
   policy, a LoRA adapter folder, or any chat model folder (e.g. SmolLM2-135M-Instruct).
+* ``checkpoint_seat`` - the entry point: a ``PolicySeat`` of the folder at ``path``.
 * ``PolicySeat`` - one seat of that policy: one chat per game, fed the multi-seat environment's
   observations (the rules and its night knowledge at its first turn, then what is new since its last
   turn: :class:`~arena.avalon.observation.SeatStream`, which every host gives a player with
@@ -33,12 +38,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from arena.avalon.engine import SeatView
+from arena.avalon.observation import view_allowed_texts
 from evolver_gym.core.seeding import derive_seed
 
-from .engine import SeatView
-from .observation import view_allowed_texts
-
-__all__ = ["LocalPolicy", "PolicySeat"]
+__all__ = ["LocalPolicy", "PolicySeat", "checkpoint_seat"]
 
 # The files in which evolver_train.eval_cli._checkpoint_defaults finds a run's settings (importing it costs
 # TRL, so a plain model folder does not).
@@ -103,16 +107,16 @@ def _recorded_settings(folder: Path) -> dict[str, Any]:
     """The rollout settings ``folder`` was trained with, where it records them (else ``{}``)."""
     if not any((folder / name).exists() for name in _RECORDS):
         return {}
-    from evolver_train.eval_cli import _checkpoint_defaults
+    from .eval_cli import _checkpoint_defaults
 
     return _checkpoint_defaults(folder)
 
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> LocalPolicy:
-    from evolver_train.checkpoints import START_DIR
-    from evolver_train.evaluation import RolloutSettings, _eos_ids, load_checkpoint
-    from evolver_train.rollout import ChatCodec
+    from .checkpoints import START_DIR
+    from .evaluation import RolloutSettings, _eos_ids, load_checkpoint
+    from .rollout import ChatCodec
 
     folder = Path(path)
     record = _recorded_settings(folder)
@@ -169,7 +173,7 @@ class PolicySeat:
         """A new game: an empty chat, a fresh KV cache and a generator seeded by ``seed`` and ``seat``."""
         import torch
 
-        from evolver_train.rollout import IncrementalSampler
+        from .rollout import IncrementalSampler
 
         p = self.policy
         self.generator = torch.Generator(device=p.device).manual_seed(derive_seed("policy-seat", seed, seat) % 2**63)
@@ -243,3 +247,9 @@ def _common_prefix(sequences: list[list[int]]) -> list[int]:
     while k < n and all(s[k] == first[k] for s in sequences):
         k += 1
     return list(first[:k])
+
+
+def checkpoint_seat(path: str, name: str, *, greedy: bool = False) -> PolicySeat:
+    """The ``checkpoint:<path>`` opponent (entry point ``evolver_gym.arena_seats:checkpoint``): a seat of the
+    model folder at ``path``, loaded once per process."""
+    return PolicySeat(LocalPolicy.load(path), name=name, greedy=greedy)

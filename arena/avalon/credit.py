@@ -61,11 +61,10 @@ def step_credit(game: AvalonGame, seat: int, code: int) -> float | None:
     known_evil = set(game.knowledge[seat].evil) | {t for t, evil in game.lady_results[seat] if evil}
     if game.is_evil[seat]:
         known_evil.add(seat)
-    dirty = bool(known_evil.intersection(team))
-    if game.is_evil[seat]:
-        return 0.0 if dirty == approve else -1.0
+        return 0.0 if bool(known_evil.intersection(team)) == approve else -1.0
     if not known_evil:
         return None  # a seat that knows no evil player cannot be judged by this rule
+    dirty = bool(known_evil.intersection(team))
     if approve:
         return -1.0 if dirty else 0.0
     return 0.0 if dirty else None
